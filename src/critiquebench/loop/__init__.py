@@ -1,0 +1,47 @@
+"""The structural self-critique loop (LangGraph)."""
+
+from critiquebench.loop._extract import diff_summary, extract_code, normalise
+from critiquebench.loop._graph import build_graph, initial_state, run_loop
+from critiquebench.loop._nodes import LoopDependencies, sampling_seed
+from critiquebench.loop._prompts import first_draft_messages, fix_messages
+from critiquebench.loop._routing import best_attempt, decide_halt, route_for
+from critiquebench.loop._state import (
+    ARMS,
+    ESCALATING_REASONS,
+    HALT_REASONS,
+    Arm,
+    Attempt,
+    CallRecord,
+    Escalation,
+    FeedbackMode,
+    HaltReason,
+    LoopOutcome,
+    LoopSettings,
+)
+
+__all__ = [
+    "ARMS",
+    "ESCALATING_REASONS",
+    "HALT_REASONS",
+    "Arm",
+    "Attempt",
+    "CallRecord",
+    "Escalation",
+    "FeedbackMode",
+    "HaltReason",
+    "LoopDependencies",
+    "LoopOutcome",
+    "LoopSettings",
+    "best_attempt",
+    "build_graph",
+    "decide_halt",
+    "diff_summary",
+    "extract_code",
+    "first_draft_messages",
+    "fix_messages",
+    "initial_state",
+    "normalise",
+    "route_for",
+    "run_loop",
+    "sampling_seed",
+]

@@ -1,0 +1,133 @@
+"""The graph's nodes: small functions from state to a state update."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from critiquebench.judges import JudgeResult
+from critiquebench.loop._extract import diff_summary, extract_code
+from critiquebench.loop._prompts import fix_messages
+from critiquebench.loop._routing import best_attempt, decide_halt
+from critiquebench.loop._state import Attempt, CallRecord, Escalation, LoopState
+from critiquebench.models import CallContext, GenerationParams, ModelError, ModelProvider
+from critiquebench.suites import Case
+
+Judge = Callable[[Case, str], JudgeResult]
+Update = dict[str, Any]
+
+
+class Node(Protocol):
+    """A graph node: reads the state, returns the keys it changes."""
+
+    def __call__(self, state: LoopState) -> Update: ...
+
+
+@dataclass(frozen=True)
+class LoopDependencies:
+    """The model and judge a loop calls; built once per process, shared by every case."""
+
+    provider: ModelProvider
+    judge: Judge
+
+
+def sampling_seed(case_id: str, rep: int, iteration: int) -> int:
+    """A stable seed per (case, rep, iteration).
+
+    Arms share it, so every arm's first draft of a (case, rep) is the same sample:
+    the comparison between arms is paired, not confounded by draft luck.
+    """
+    return zlib.crc32(f"{case_id}|{rep}|{iteration}".encode())
+
+
+def make_generate(deps: LoopDependencies) -> Node:
+    """Node: ask the model for the next artifact."""
+
+    def generate(state: LoopState) -> Update:
+        case, settings = state["case"], state["settings"]
+        iteration = len(state["history"])
+        params = GenerationParams(
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            seed=sampling_seed(case.id, state["rep"], iteration),
+        )
+        role: Literal["actor", "fixer"] = "actor" if iteration == 0 else "fixer"
+        context = CallContext(case_id=case.id, attempt=iteration, rep=state["rep"], role=role)
+        try:
+            completion = deps.provider.complete(state["prompt"], params, context=context)
+        except ModelError as exc:
+            record = CallRecord(iteration, role, deps.provider.model_name, 0, 0, 0.0, str(exc))
+            return {"calls": [*state["calls"], record], "error": str(exc), "halt": "error"}
+        record = CallRecord(
+            iteration,
+            role,
+            completion.model,
+            completion.tokens_in,
+            completion.tokens_out,
+            completion.latency_s,
+        )
+        return {
+            "artifact": extract_code(case, completion.text),
+            "calls": [*state["calls"], record],
+            "tokens_in": state["tokens_in"] + completion.tokens_in,
+            "tokens_out": state["tokens_out"] + completion.tokens_out,
+            "latency_s": state["latency_s"] + completion.latency_s,
+        }
+
+    return generate
+
+
+def make_judge(deps: LoopDependencies, *, feedback_edge: bool) -> Node:
+    """Node: judge the artifact on every check, keep the failures the loop may see."""
+
+    def judge(state: LoopState) -> Update:
+        case, settings, history = state["case"], state["settings"], state["history"]
+        result = deps.judge(case, state["artifact"])
+        previous = history[-1].artifact if history else None
+        attempt = Attempt(
+            iteration=len(history),
+            artifact=state["artifact"],
+            result=result,
+            feedback_failures=result.visible_to(settings.feedback_origins()),
+            diff_summary=diff_summary(previous, state["artifact"]),
+        )
+        new_history = [*history, attempt]
+        if feedback_edge:
+            tokens = state["tokens_in"] + state["tokens_out"]
+            halt = decide_halt(new_history, state["retry_count"], tokens, settings)
+        else:
+            halt = "single_pass"
+        return {
+            "history": new_history,
+            "failures": attempt.feedback_failures,
+            "best": best_attempt(new_history),
+            "halt": halt,
+        }
+
+    return judge
+
+
+def fix(state: LoopState) -> Update:
+    """Node: turn the latest failures into the next prompt."""
+    return {
+        "prompt": fix_messages(state["case"], state["history"]),
+        "retry_count": state["retry_count"] + 1,
+    }
+
+
+def escalate(state: LoopState) -> Update:
+    """Node: record why the loop gave up, in three lines a human can scan."""
+    reason = state["halt"] or "error"
+    best = state["best"]
+    best_text = (
+        f"best attempt: #{best.iteration} with {best.defects} defect(s) "
+        f"({best.feedback_defects} visible to the loop)"
+        if best
+        else "no attempt was produced"
+    )
+    asked = state["case"].prompt.strip().splitlines()[0][:100] if state["case"].prompt else ""
+    detail = state["error"] or f"after {len(state['history'])} attempt(s)"
+    summary = (f"asked: {asked}", f"stopped: {reason} ({detail})", best_text)
+    return {"escalation": Escalation(reason=reason, summary=summary)}

@@ -1,0 +1,56 @@
+"""The halting rules of the loop (SPEC section 3), as one pure function."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from critiquebench.loop._extract import normalise
+from critiquebench.loop._state import Attempt, HaltReason, LoopSettings
+
+Route = Literal["end", "fix", "escalate"]
+
+
+def decide_halt(
+    history: list[Attempt], retry_count: int, tokens_used: int, settings: LoopSettings
+) -> HaltReason | None:
+    """The reason to stop after the latest attempt, or None to go on fixing.
+
+    Rules apply in order: passed, budget_exhausted, no_progress, loop_detected,
+    stagnation, token_budget.
+    """
+    latest = history[-1]
+    if latest.feedback_defects == 0:
+        return "passed"
+    if retry_count >= settings.retry_limit:
+        return "budget_exhausted"
+    if len(history) >= 2:
+        current = normalise(latest.artifact)
+        if current == normalise(history[-2].artifact):
+            return "no_progress"
+        if any(current == normalise(earlier.artifact) for earlier in history[:-2]):
+            return "loop_detected"
+    if len(history) >= 3:
+        last, before, first = (a.feedback_defects for a in (history[-1], history[-2], history[-3]))
+        if last >= before >= first:
+            return "stagnation"
+    if settings.token_budget is not None and tokens_used > settings.token_budget:
+        return "token_budget"
+    return None
+
+
+def route_for(halt: HaltReason | None) -> Route:
+    """Where the graph goes for a halt decision."""
+    if halt is None:
+        return "fix"
+    if halt in ("passed", "single_pass"):
+        return "end"
+    return "escalate"
+
+
+def best_attempt(history: list[Attempt]) -> Attempt:
+    """The attempt with the fewest visible defects; the latest one on ties."""
+    best = history[0]
+    for attempt in history[1:]:
+        if attempt.feedback_defects <= best.feedback_defects:
+            best = attempt
+    return best

@@ -1,0 +1,147 @@
+"""The explicit state of the critique loop and the records it accumulates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
+
+from critiquebench.judges import Failure, JudgeResult
+from critiquebench.models import Message
+from critiquebench.suites import Case
+
+Arm = Literal["A", "B"]
+ARMS: tuple[Arm, ...] = ("A", "B")
+
+HaltReason = Literal[
+    "passed",  # the feedback checks are green
+    "single_pass",  # arm A: one draft, no feedback edge
+    "budget_exhausted",  # retry_count reached retry_limit
+    "no_progress",  # the new artifact equals the previous one
+    "loop_detected",  # the new artifact equals an earlier one
+    "stagnation",  # two rounds in a row without fewer failures
+    "token_budget",  # the per-case token budget is spent
+    "error",  # a model call failed
+]
+HALT_REASONS: tuple[HaltReason, ...] = (
+    "passed",
+    "single_pass",
+    "budget_exhausted",
+    "no_progress",
+    "loop_detected",
+    "stagnation",
+    "token_budget",
+    "error",
+)
+ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {"passed", "single_pass"}
+
+FeedbackMode = Literal["visible", "all"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopSettings:
+    """How one loop runs; the same for every case of a run."""
+
+    arm: Arm = "B"
+    """A = generate once; B = generate, test, fix until a halt rule fires."""
+    retry_limit: int = 3
+    """Maximum number of fix rounds after the first draft."""
+    token_budget: int | None = 20_000
+    """Escalate once a case has used this many tokens (in + out); None = no budget."""
+    feedback: FeedbackMode = "visible"
+    """visible: the loop sees only feedback checks; all: it sees held-out checks too."""
+    temperature: float = 0.7
+    """Sampling temperature of every call."""
+    max_tokens: int = 256
+    """Upper bound on tokens generated per call."""
+
+    def feedback_origins(self) -> frozenset[str]:
+        """Check origins whose failures the loop is shown."""
+        return frozenset({"feedback", "heldout"} if self.feedback == "all" else {"feedback"})
+
+    def recursion_limit(self) -> int:
+        """LangGraph step cap: three nodes per round, plus escalation and slack."""
+        return 3 * (self.retry_limit + 1) + 5
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One model call made by the loop."""
+
+    iteration: int
+    role: Literal["actor", "fixer"]
+    model: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One artifact produced inside a loop and what the judge found."""
+
+    iteration: int
+    artifact: str
+    result: JudgeResult
+    feedback_failures: tuple[Failure, ...]
+    diff_summary: str
+
+    @property
+    def feedback_defects(self) -> int:
+        """Defects the loop can see (feedback checks and whole-artifact failures)."""
+        return len(self.feedback_failures)
+
+    @property
+    def defects(self) -> int:
+        """Defects over every check, the measurement used for all arms."""
+        return self.result.defects()
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Why a loop gave up, with a three-line summary for a human."""
+
+    reason: HaltReason
+    summary: tuple[str, str, str]
+
+
+class LoopState(TypedDict):
+    """Everything the graph nodes read and write."""
+
+    case: Case
+    settings: LoopSettings
+    rep: int
+    prompt: list[Message]
+    artifact: str
+    retry_count: int
+    failures: tuple[Failure, ...]
+    history: list[Attempt]
+    calls: list[CallRecord]
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    best: Attempt | None
+    halt: HaltReason | None
+    error: str | None
+    escalation: Escalation | None
+
+
+@dataclass(frozen=True)
+class LoopOutcome:
+    """The result of running the loop on one case."""
+
+    case_id: str
+    final: Attempt
+    attempts: tuple[Attempt, ...]
+    calls: tuple[CallRecord, ...]
+    halt: HaltReason
+    retry_count: int
+    tokens_in: int
+    tokens_out: int
+    error: str | None
+    escalation: Escalation | None = field(default=None)
+
+    @property
+    def escalated(self) -> bool:
+        """True when the loop stopped for a reason other than success or arm A's single pass."""
+        return self.halt in ESCALATING_REASONS

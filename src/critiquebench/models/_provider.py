@@ -1,0 +1,73 @@
+"""The one interface every model provider implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationParams:
+    """Sampling settings for one call."""
+
+    temperature: float = 0.7
+    """Sampling temperature; 0 is greedy."""
+    max_tokens: int = 384
+    """Upper bound on generated tokens."""
+    seed: int = 0
+    """Sampling seed; the loop derives it from (case, rep) so reps are independent."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completion:
+    """What one model call returned and what it cost."""
+
+    text: str
+    tokens_in: int
+    tokens_out: int
+    latency_s: float
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallContext:
+    """Where a call belongs: lets replay pick an answer and caches keep reps apart."""
+
+    case_id: str = ""
+    attempt: int = 0
+    rep: int = 0
+    role: Literal["actor", "fixer", "critic"] = "actor"
+
+
+class ModelError(RuntimeError):
+    """A model call failed; the message says why and whether retrying may help."""
+
+
+class ModelProvider(Protocol):
+    """Messages (and optionally a JSON schema) in, a completion out."""
+
+    @property
+    def model_name(self) -> str:
+        """Identifies the model in logs and tables, e.g. ``local:SmolLM2-135M``."""
+        ...
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        schema: dict[str, Any] | None = None,
+        context: CallContext | None = None,
+    ) -> Completion:
+        """Run one call. Raises :class:`ModelError` on failure."""
+        ...

@@ -1,0 +1,72 @@
+"""Run configuration: the parameters of the ``ab-matrix`` flow and the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from critiquebench.loop import ARMS, Arm, FeedbackMode, LoopSettings
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id such as ``20261130-051502-3fa9``."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+class RunConfig(BaseModel):
+    """Everything that defines a run of the A/B matrix."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    suite: str = Field(
+        "basic", description="Bundled suite name (basic, humaneval) or a JSONL path."
+    )
+    limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
+    arms: tuple[Arm, ...] = Field(("A", "B"), description="Arms to compare; A is the baseline.")
+    reps: int = Field(1, ge=1, description="Repetitions of each (case, arm).")
+    retry_limit: int = Field(3, ge=0, le=20, description="Maximum fix rounds per unit.")
+    model: str = Field("local", description="Model spec: local, local:PATH.gguf, replay:PATH.")
+    max_concurrency: int = Field(2, ge=1, le=256, description="Units run at once.")
+    run_id: str = Field(default_factory=new_run_id, description="Reuse an id to resume a run.")
+    output: Path = Field(Path("data/runs"), description="Folder that holds every run.")
+    feedback: FeedbackMode = Field("visible", description="visible or all (see SPEC 4.3).")
+    token_budget: int | None = Field(20_000, ge=1, description="Per-unit token budget.")
+    temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
+    max_tokens: int = Field(256, ge=16, description="Generated-token cap per call.")
+
+    @field_validator("arms", mode="before")
+    @classmethod
+    def _split_arms(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, list | tuple):
+            unknown = [arm for arm in value if arm not in ARMS]
+            if unknown:
+                raise ValueError(f"unknown arm(s) {unknown}; available: {', '.join(ARMS)}")
+            if len(set(value)) != len(value):
+                raise ValueError("each arm may be listed once")
+            if not value:
+                raise ValueError("give at least one arm")
+        return value
+
+    @field_validator("run_id")
+    @classmethod
+    def _safe_run_id(cls, value: str) -> str:
+        if not value or not all(ch.isalnum() or ch in "-_." for ch in value) or value[0] == ".":
+            raise ValueError(f"run id {value!r} may only use letters, digits, '-', '_' and '.'")
+        return value
+
+    def loop_settings(self, arm: Arm) -> LoopSettings:
+        """Settings of the loop for one arm of this run."""
+        return LoopSettings(
+            arm=arm,
+            retry_limit=self.retry_limit,
+            token_budget=self.token_budget,
+            feedback=self.feedback,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+        )

@@ -1,0 +1,42 @@
+"""Markdown records of escalated units, for the human who reads why a loop gave up."""
+
+from __future__ import annotations
+
+from critiquebench.loop import LoopOutcome
+
+
+def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
+    """Three-line summary first, then every attempt's failures and diff, then the final state."""
+    escalation = outcome.escalation
+    summary = escalation.summary if escalation else ("", f"stopped: {outcome.halt}", "")
+    lines = [
+        f"# Escalation: {title}",
+        "",
+        *(f"- {line}" for line in summary),
+        "",
+    ]
+    for attempt in outcome.attempts:
+        lines += [
+            f"## Attempt {attempt.iteration}: {attempt.defects} defect(s), "
+            f"{attempt.feedback_defects} visible to the loop",
+            "",
+            f"Diff versus previous: {attempt.diff_summary or 'first draft'}",
+            "",
+            "```python",
+            attempt.artifact.rstrip("\n"),
+            "```",
+            "",
+            *(f"- {failure.describe()}" for failure in attempt.result.failures),
+            "",
+        ]
+    lines += [
+        "## Final state",
+        "",
+        f"- halt reason: {outcome.halt}",
+        f"- fix rounds: {outcome.retry_count}",
+        f"- answer kept: attempt {outcome.final.iteration} ({outcome.final.defects} defect(s))",
+        f"- tokens in/out: {outcome.tokens_in}/{outcome.tokens_out}",
+    ]
+    if outcome.error:
+        lines.append(f"- error: {outcome.error}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,151 @@
+"""The Parquet tables: one versioned schema per table, one docstring per column.
+
+Layout under the output folder (default ``data/runs``)::
+
+    <run_id>/runs/<invocation>.parquet   one row per start of the run
+    <run_id>/cases/<unit>.parquet        one row per (case, arm, rep) unit
+    <run_id>/attempts/<unit>.parquet     one row per attempt of that unit
+    <run_id>/calls/<unit>.parquet        one row per model call of that unit
+
+Every file carries ``run_id``, so a glob over ``*/<table>/*.parquet`` is the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from critiquebench.judges import FAILURE_KINDS
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: name, Arrow type, whether it may be null, and what it means."""
+
+    name: str
+    type: pa.DataType
+    doc: str
+    nullable: bool = False
+
+
+def _unit_columns() -> list[Column]:
+    return [
+        Column("run_id", pa.string(), "Run identifier; the folder the row lives in."),
+        Column("case_id", pa.string(), "Case id within the suite."),
+        Column("arm", pa.string(), "Loop configuration: A (baseline) or B (test-and-fix)."),
+        Column("rep", pa.int32(), "Repetition number, from 0."),
+    ]
+
+
+def _kind_columns(prefix: str) -> list[Column]:
+    return [
+        Column(f"{prefix}_{kind}", pa.int32(), f"Defects of kind '{kind}'.")
+        for kind in FAILURE_KINDS
+    ]
+
+
+RUNS = [
+    Column("run_id", pa.string(), "Run identifier."),
+    Column("schema_version", pa.int32(), "Version of these table schemas."),
+    Column("invocation_started_at", pa.timestamp("us", tz="UTC"), "When this start began."),
+    Column(
+        "finished_at",
+        pa.timestamp("us", tz="UTC"),
+        "When it ended; null if it never did.",
+        nullable=True,
+    ),
+    Column("status", pa.string(), "running, completed or failed."),
+    Column("suite", pa.string(), "Suite name or path."),
+    Column(
+        "case_limit", pa.int32(), "Only the first N cases were used; null = all.", nullable=True
+    ),
+    Column("arms", pa.string(), "Comma-separated arms."),
+    Column("reps", pa.int32(), "Repetitions per (case, arm)."),
+    Column("retry_limit", pa.int32(), "Maximum fix rounds per unit."),
+    Column("feedback", pa.string(), "visible: loop saw feedback checks only; all: every check."),
+    Column("token_budget", pa.int64(), "Per-unit token budget; null = none.", nullable=True),
+    Column("model", pa.string(), "Model spec, e.g. local or replay:FILE."),
+    Column("temperature", pa.float64(), "Sampling temperature."),
+    Column("max_tokens", pa.int32(), "Generated-token cap per call."),
+    Column("max_concurrency", pa.int32(), "Units run at once."),
+    Column("units_planned", pa.int32(), "Units in the full matrix."),
+    Column("units_skipped", pa.int32(), "Units already written by an earlier start."),
+    Column("units_failed", pa.int32(), "Units that raised instead of writing rows."),
+    Column("versions", pa.string(), "JSON: versions of critiquebench and its key libraries."),
+]
+
+CASES = [
+    *_unit_columns(),
+    Column("suite", pa.string(), "Suite name or path."),
+    Column("model", pa.string(), "Model that produced the artifacts."),
+    Column("defects_initial", pa.int32(), "Defects of the first draft, over every check."),
+    Column("defects_final", pa.int32(), "Defects of the final answer, over every check."),
+    Column("defects_feedback_final", pa.int32(), "Final defects visible to the loop."),
+    *_kind_columns("final"),
+    Column("checks_total", pa.int32(), "Number of checks of the case."),
+    Column("passed", pa.bool_(), "True when the final answer has no defects."),
+    Column("loops", pa.int32(), "Fix rounds taken (0..retry_limit)."),
+    Column("attempts", pa.int32(), "Artifacts produced (loops + 1 unless a call failed)."),
+    Column("final_iteration", pa.int32(), "Iteration of the answer kept (the best attempt)."),
+    Column("halt_reason", pa.string(), "Why the loop stopped."),
+    Column("escalated", pa.bool_(), "True when the loop gave up rather than passed."),
+    Column("latency_s", pa.float64(), "Wall time of the unit, seconds."),
+    Column("model_latency_s", pa.float64(), "Time spent in model calls, seconds."),
+    Column("judge_latency_s", pa.float64(), "Time spent judging, seconds."),
+    Column("tokens_in", pa.int64(), "Prompt tokens over all calls."),
+    Column("tokens_out", pa.int64(), "Generated tokens over all calls."),
+    Column("calls", pa.int32(), "Model calls made."),
+    Column("verifier_errors", pa.int32(), "Critic calls that failed or did not parse."),
+    Column("error", pa.string(), "Model error that stopped the unit, if any.", nullable=True),
+    Column("final_artifact", pa.string(), "The answer kept."),
+    Column("finished_at", pa.timestamp("us", tz="UTC"), "When the unit's rows were written."),
+]
+
+ATTEMPTS = [
+    *_unit_columns(),
+    Column("iteration", pa.int32(), "0 = first draft, then one per fix round."),
+    Column("defects", pa.int32(), "Defects over every check."),
+    Column("defects_feedback", pa.int32(), "Defects visible to the loop."),
+    *_kind_columns("defects"),
+    Column("checks_passed", pa.int32(), "Checks that passed."),
+    Column("checks_total", pa.int32(), "Checks run or due."),
+    Column("artifact_hash", pa.string(), "SHA-256 of the artifact, first 16 hex digits."),
+    Column("artifact", pa.string(), "The artifact judged."),
+    Column("failures", pa.string(), "JSON list of failures (kind, line, expected, actual, ...)."),
+    Column("diff_summary", pa.string(), "What changed versus the previous attempt."),
+    Column("judge_latency_s", pa.float64(), "Time the judge took, seconds."),
+]
+
+CALLS = [
+    *_unit_columns(),
+    Column("call_index", pa.int32(), "Order of the call within its unit."),
+    Column("iteration", pa.int32(), "Attempt the call produced."),
+    Column("role", pa.string(), "actor (first draft), fixer or critic."),
+    Column("model", pa.string(), "Model that answered."),
+    Column("tokens_in", pa.int64(), "Prompt tokens."),
+    Column("tokens_out", pa.int64(), "Generated tokens (thinking included)."),
+    Column("latency_s", pa.float64(), "Call latency, seconds."),
+    Column("cached", pa.bool_(), "True when served from the call cache."),
+    Column("error", pa.string(), "Error text when the call failed.", nullable=True),
+]
+
+TABLES: dict[str, list[Column]] = {
+    "runs": RUNS,
+    "cases": CASES,
+    "attempts": ATTEMPTS,
+    "calls": CALLS,
+}
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    """The Arrow schema of a table, column docs kept as field metadata."""
+    return pa.schema(
+        [
+            pa.field(c.name, c.type, nullable=c.nullable, metadata={"doc": c.doc})
+            for c in TABLES[table]
+        ],
+        metadata={"schema_version": str(SCHEMA_VERSION), "table": table},
+    )

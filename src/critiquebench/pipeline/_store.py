@@ -1,0 +1,79 @@
+"""Writing and finding results on disk; every write is atomic."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from critiquebench.pipeline._schema import arrow_schema
+from critiquebench.pipeline._units import Unit, UnitRows
+
+
+def _atomic_write_bytes(path: Path, write: Any) -> None:
+    """Write via a temporary file in the same folder, then rename over ``path``.
+
+    A crash mid-write leaves at most a stray temporary file, never a torn table file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_table(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows`` as a Parquet file of ``table``'s schema (validated by Arrow)."""
+    data = pa.Table.from_pylist(rows, schema=arrow_schema(table))
+    _atomic_write_bytes(path, lambda target: pq.write_table(data, target))
+
+
+class ResultStore:
+    """The folder that holds every run (default ``data/runs``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def run_dir(self, run_id: str) -> Path:
+        """Folder of one run."""
+        return self.root / run_id
+
+    def table_dir(self, run_id: str, table: str) -> Path:
+        """Folder of one table of one run."""
+        return self.run_dir(run_id) / table
+
+    def write_unit(self, run_id: str, unit: Unit, rows: UnitRows) -> None:
+        """Persist one unit; the cases row goes last and marks the unit as done."""
+        name = f"{unit.key}.parquet"
+        write_table(self.table_dir(run_id, "attempts") / name, "attempts", rows.attempts)
+        write_table(self.table_dir(run_id, "calls") / name, "calls", rows.calls)
+        if rows.escalation_record is not None:
+            self.write_text(run_id, f"escalations/{unit.key}.md", rows.escalation_record)
+        write_table(self.table_dir(run_id, "cases") / name, "cases", [rows.case])
+
+    def finished_units(self, run_id: str) -> set[str]:
+        """Keys of units whose rows are all written."""
+        folder = self.table_dir(run_id, "cases")
+        if not folder.exists():
+            return set()
+        return {path.stem for path in folder.glob("*.parquet")}
+
+    def write_run_row(self, run_id: str, invocation: str, row: dict[str, Any]) -> Path:
+        """Write (or rewrite) the runs row of one start of the run."""
+        path = self.table_dir(run_id, "runs") / f"{invocation}.parquet"
+        write_table(path, "runs", [row])
+        return path
+
+    def write_text(self, run_id: str, relative: str, text: str) -> Path:
+        """Write a text file (report, escalation record) inside the run folder."""
+        path = self.run_dir(run_id) / relative
+        _atomic_write_bytes(path, lambda target: Path(target).write_text(text, encoding="utf-8"))
+        return path

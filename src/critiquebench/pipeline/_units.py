@@ -1,0 +1,148 @@
+"""Units of work: one (case, arm, rep), and running one into table rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from critiquebench.judges import Failure
+from critiquebench.loop import Arm, Attempt, LoopDependencies, LoopOutcome, run_loop
+from critiquebench.pipeline._config import RunConfig
+from critiquebench.pipeline._escalation import escalation_markdown
+from critiquebench.suites import Case
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One cell of the matrix: a case, in an arm, at a repetition."""
+
+    case_id: str
+    arm: Arm
+    rep: int
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe, unique name for the unit."""
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.case_id).strip("-")[:60]
+        digest = hashlib.sha256(self.case_id.encode()).hexdigest()[:8]
+        return f"{slug}-{digest}__{self.arm}__r{self.rep}"
+
+
+@dataclass(frozen=True)
+class UnitRows:
+    """The rows one unit adds to the cases, attempts and calls tables."""
+
+    case: Row
+    attempts: list[Row]
+    calls: list[Row]
+    escalation_record: str | None = None
+
+
+def expand_matrix(cases: list[Case], config: RunConfig) -> list[tuple[Case, Unit]]:
+    """Cases x arms x reps, rep-major so early results already cover every arm."""
+    return [
+        (case, Unit(case.id, arm, rep))
+        for rep in range(config.reps)
+        for case in cases
+        for arm in config.arms
+    ]
+
+
+def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConfig) -> UnitRows:
+    """Run the loop for one unit and turn its outcome into rows."""
+    started = time.perf_counter()
+    outcome = run_loop(case, deps, config.loop_settings(unit.arm), rep=unit.rep)
+    elapsed = time.perf_counter() - started
+    return outcome_rows(case, unit, outcome, config, elapsed, deps.provider.model_name)
+
+
+def _identity(config: RunConfig, unit: Unit) -> Row:
+    return {"run_id": config.run_id, "case_id": unit.case_id, "arm": unit.arm, "rep": unit.rep}
+
+
+def _failure_json(failures: tuple[Failure, ...]) -> str:
+    return json.dumps([asdict(failure) for failure in failures])
+
+
+def _attempt_row(identity: Row, attempt: Attempt) -> Row:
+    result = attempt.result
+    return {
+        **identity,
+        "iteration": attempt.iteration,
+        "defects": attempt.defects,
+        "defects_feedback": attempt.feedback_defects,
+        **{f"defects_{kind}": n for kind, n in result.defects_by_kind().items()},
+        "checks_passed": result.checks_passed,
+        "checks_total": result.checks_total,
+        "artifact_hash": hashlib.sha256(attempt.artifact.encode()).hexdigest()[:16],
+        "artifact": attempt.artifact,
+        "failures": _failure_json(result.failures),
+        "diff_summary": attempt.diff_summary,
+        "judge_latency_s": result.duration_s,
+    }
+
+
+def outcome_rows(
+    case: Case,
+    unit: Unit,
+    outcome: LoopOutcome,
+    config: RunConfig,
+    elapsed_s: float,
+    model: str,
+) -> UnitRows:
+    """The table rows of one finished unit."""
+    identity = _identity(config, unit)
+    final = outcome.final
+    first = outcome.attempts[0] if outcome.attempts else final
+    calls = [
+        {
+            **identity,
+            "call_index": index,
+            "iteration": call.iteration,
+            "role": call.role,
+            "model": call.model,
+            "tokens_in": call.tokens_in,
+            "tokens_out": call.tokens_out,
+            "latency_s": call.latency_s,
+            "cached": False,
+            "error": call.error,
+        }
+        for index, call in enumerate(outcome.calls)
+    ]
+    case_row: Row = {
+        **identity,
+        "suite": config.suite,
+        "model": model,
+        "defects_initial": first.defects,
+        "defects_final": final.defects,
+        "defects_feedback_final": final.feedback_defects,
+        **{f"final_{kind}": n for kind, n in final.result.defects_by_kind().items()},
+        "checks_total": len(case.checks),
+        "passed": final.defects == 0,
+        "loops": outcome.retry_count,
+        "attempts": len(outcome.attempts),
+        "final_iteration": final.iteration,
+        "halt_reason": outcome.halt,
+        "escalated": outcome.escalated,
+        "latency_s": elapsed_s,
+        "model_latency_s": sum(call.latency_s for call in outcome.calls),
+        "judge_latency_s": sum(a.result.duration_s for a in outcome.attempts),
+        "tokens_in": outcome.tokens_in,
+        "tokens_out": outcome.tokens_out,
+        "calls": len(outcome.calls),
+        "verifier_errors": 0,
+        "error": outcome.error,
+        "final_artifact": final.artifact,
+        "finished_at": dt.datetime.now(dt.UTC),
+    }
+    attempts = [_attempt_row(identity, attempt) for attempt in outcome.attempts]
+    title = f"{unit.case_id} (arm {unit.arm}, rep {unit.rep})"
+    record = escalation_markdown(title, outcome) if outcome.escalated else None
+    return UnitRows(case=case_row, attempts=attempts, calls=calls, escalation_record=record)

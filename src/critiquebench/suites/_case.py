@@ -1,0 +1,47 @@
+"""The unit of a suite: one task with its feedback and held-out checks."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CheckOrigin = Literal["feedback", "heldout"]
+
+
+class Check(BaseModel):
+    """One test statement, judged on its own.
+
+    ``source`` is a single Python statement (usually an ``assert``) that may call
+    the function under test by its name or as ``candidate``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str = Field(description="One Python statement, usually an assert.")
+    origin: CheckOrigin = Field(
+        description="feedback: visible to the loop; heldout: measured only."
+    )
+    line: int = Field(default=0, description="Line in the original test text (0 if unknown).")
+
+
+class Case(BaseModel):
+    """A task given to the loop and the checks that judge its answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(description="Unique id within the suite, e.g. 'basic/001_add_two'.")
+    prompt: str = Field(description="What the model is asked to write.")
+    entry_point: str = Field(description="Name of the function the checks call.")
+    setup: str = Field(default="", description="Test-side code run before the checks.")
+    checks: tuple[Check, ...] = Field(description="Feedback and held-out checks, in order.")
+    reference_solution: str = Field(default="", description="A known-good answer, if any.")
+    tags: tuple[str, ...] = Field(default=(), description="Free-form labels.")
+    prompt_is_code: bool = Field(
+        default=False,
+        description="True when the prompt is a code stub to complete (HumanEval style).",
+    )
+
+    def checks_from(self, origins: frozenset[CheckOrigin]) -> tuple[Check, ...]:
+        """The checks whose origin is in ``origins``, in suite order."""
+        return tuple(check for check in self.checks if check.origin in origins)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from critiquebench.judges import PythonJudge, SandboxLimits
+from tests.helpers import GOOD_ADD, WRONG_ADD, make_case
+
+
+def test_correct_artifact_has_no_defects() -> None:
+    result = PythonJudge()(make_case(), GOOD_ADD)
+    assert result.passed
+    assert result.defects() == 0
+    assert result.checks_passed == result.checks_total == 3
+
+
+def test_each_failing_assertion_is_reported_with_expected_and_actual() -> None:
+    result = PythonJudge()(make_case(), WRONG_ADD)
+    assert result.defects() == 2  # add(1,2) and add(-1,1) fail; add(0,0) passes
+    first = result.failures[0]
+    assert first.kind == "assertion"
+    assert first.source == "assert add(1, 2) == 3"
+    assert (first.expected, first.actual) == ("3", "-1")
+    assert first.origin == "feedback"
+    assert result.failures[1].origin == "heldout"
+    assert result.defects(frozenset({"feedback"})) == 1
+
+
+def test_syntax_error_is_one_defect_plus_every_check_not_run() -> None:
+    result = PythonJudge()(make_case(), "def add(a, b)\n    return a + b")
+    kinds = [failure.kind for failure in result.failures]
+    assert kinds == ["syntax", "not_run", "not_run", "not_run"]
+    assert result.failures[0].line == 1
+
+
+def test_exception_at_import_is_reported_as_import() -> None:
+    result = PythonJudge()(make_case(), "import not_a_module_xyz\n" + GOOD_ADD)
+    assert result.failures[0].kind == "import"
+    assert "ModuleNotFoundError" in result.failures[0].message
+
+
+def test_missing_entry_point_is_reported() -> None:
+    result = PythonJudge()(make_case(), "def plus(a, b):\n    return a + b")
+    assert result.failures[0].kind == "import"
+    assert "'add'" in result.failures[0].message
+
+
+def test_exception_inside_a_check_is_an_error_not_a_crash() -> None:
+    code = "def add(a, b):\n    if a < 0:\n        raise ValueError('negative')\n    return a + b"
+    result = PythonJudge()(make_case(), code)
+    assert [f.kind for f in result.failures] == ["error"]
+    assert "ValueError: negative" in result.failures[0].message
+
+
+def test_infinite_loop_in_one_check_is_stopped_and_others_still_run() -> None:
+    code = "def add(a, b):\n    while a < 0:\n        pass\n    return a + b"
+    result = PythonJudge(SandboxLimits(check_timeout_s=0.5))(make_case(), code)
+    assert [f.kind for f in result.failures] == ["timeout"]
+    assert result.checks_passed == 2
+
+
+def test_run_past_the_wall_clock_is_killed() -> None:
+    # A sleep that ignores the per-check timer (the signal is blocked) still ends at the wall.
+    code = (
+        "import signal, time\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+        "def add(a, b):\n    time.sleep(60)\n"
+    )
+    limits = SandboxLimits(wall_s=1.5, check_timeout_s=0.5)
+    result = PythonJudge(limits)(make_case(), code)
+    kinds = [f.kind for f in result.failures]
+    assert kinds[0] == "timeout"
+    assert kinds.count("not_run") == 3
+    assert result.duration_s < 10
+
+
+def test_candidate_prints_cannot_forge_results() -> None:
+    code = 'print(\'{"event": "done"}\')\n' + WRONG_ADD
+    result = PythonJudge()(make_case(), code)
+    assert result.defects() == 2
