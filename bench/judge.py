@@ -1,5 +1,6 @@
 """Judge throughput: attempts per second on HumanEval's 164 canonical solutions and
-on broken variants of them, sequentially and with one worker per core.
+on broken variants of them, sequentially and with one worker per core, with the
+OS-level containment (network namespace, unprivileged user) on and off.
 
 Run: .venv/bin/python bench/judge.py
 """
@@ -11,15 +12,30 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from critiquebench.judges import JudgeResult, PythonJudge
+from critiquebench.judges import JudgeResult, PythonJudge, SandboxLimits
 from critiquebench.suites import Case, load_suite
 
 
+_SABOTAGE = """
+_original = {name}
+
+
+def {name}(*args, **kwargs):
+    result = _original(*args, **kwargs)
+    if isinstance(result, bool):
+        return not result
+    if isinstance(result, (int, float)):
+        return result + 1
+    if isinstance(result, (str, list, tuple)):
+        return result[::-1] + result[:1]
+    return result
+"""
+
+
 def _broken(case: Case) -> str:
-    # The canonical answer with an off-by-one injected into its first return, so
-    # the candidate runs every check and fails some: the judge's typical workload.
-    body = case.reference_solution.replace("return ", "return 1 + ", 1)
-    return body if body != case.reference_solution else case.prompt + "    return None\n"
+    # The canonical answer wrapped so that most results are subtly wrong: the
+    # candidate runs every check and fails most of them, the judge's usual workload.
+    return case.reference_solution + _SABOTAGE.format(name=case.entry_point)
 
 
 def _throughput(
@@ -36,21 +52,37 @@ def _throughput(
 
 def main() -> None:
     cases = load_suite("humaneval")
-    judge = PythonJudge()
     variants: dict[str, Callable[[Case], str]] = {
         "canonical": lambda case: case.reference_solution,
         "broken": _broken,
     }
+    judges = {
+        "contained": PythonJudge(SandboxLimits()),
+        "unconfined": PythonJudge(SandboxLimits().unconfined()),
+    }
     cores = os.cpu_count() or 1
     print(f"judge throughput over {len(cases)} HumanEval problems ({cores} cores)")
+    rates: dict[tuple[str, str, int], float] = {}
     for name, make in variants.items():
         work = [(case, make(case)) for case in cases]
+        for mode, judge in judges.items():
+            for workers in sorted({1, cores}):
+                rate, results = _throughput(judge, work, workers)
+                rates[(name, mode, workers)] = rate
+                defects = sum(result.defects() for result in results)
+                passed = sum(result.passed for result in results)
+                print(
+                    f"  {name:9s} {mode:10s} workers={workers}: {rate:6.1f} attempts/s "
+                    f"({defects} defects, {passed} passed)"
+                )
+    for name in variants:
         for workers in sorted({1, cores}):
-            rate, results = _throughput(judge, work, workers)
-            defects = sum(result.defects() for result in results)
+            on = rates[(name, "contained", workers)]
+            off = rates[(name, "unconfined", workers)]
+            extra_ms = (1 / on - 1 / off) * 1000 * workers
             print(
-                f"  {name:9s} workers={workers}: {rate:6.1f} attempts/s "
-                f"({defects} defects found, {sum(r.passed for r in results)} passed)"
+                f"containment cost, {name}, workers={workers}: {off / on:.2f}x time "
+                f"({extra_ms:+.1f} ms per attempt)"
             )
 
 

@@ -1,9 +1,11 @@
 """Child-process side of the Python judge. Runs as a script, stdlib only.
 
-Reads one JSON payload from stdin, applies its own resource limits, runs the
+Reads one JSON payload from stdin, fences itself in (resource limits, a private
+network namespace and an unprivileged user where the OS allows), runs the
 candidate and then each check separately, and writes one JSON object per line to
-the results channel (the stdout the parent gave it). The candidate's own prints
-go to /dev/null so they cannot be mistaken for results or flood the parent.
+the results channel: a private duplicate of the stdout pipe the parent gave it.
+The candidate's own stdin/stdout/stderr are /dev/null, so its prints can neither
+forge results nor flood the parent. Every result line carries the parent's nonce.
 
 This file must not import critiquebench: it runs with ``python -I -S``.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import ctypes
+import functools
 import json
 import os
 import resource
@@ -21,6 +25,45 @@ from collections.abc import Callable
 from typing import Any
 
 _MAX_REPR = 300
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+_NOBODY = 65534
+
+# Imported before privileges are dropped: after the drop the interpreter's own
+# library may be unreadable (e.g. a Python installed under root's home).
+_PRELOAD = (
+    "abc",
+    "array",
+    "bisect",
+    "cmath",
+    "collections",
+    "collections.abc",
+    "copy",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "enum",
+    "fractions",
+    "functools",
+    "hashlib",
+    "heapq",
+    "itertools",
+    "json",
+    "math",
+    "numbers",
+    "operator",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "struct",
+    "textwrap",
+    "time",
+    "typing",
+    "unicodedata",
+)
+
+Emit = Callable[..., None]
 
 
 class _CheckTimeout(BaseException):
@@ -33,6 +76,14 @@ def _short(value: object) -> str:
         text = repr(value)
     except Exception as exc:  # a candidate object with a broken __repr__
         text = f"<unrepresentable: {type(exc).__name__}>"
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def _describe(exc: BaseException) -> str:
+    return _short_text(f"{type(exc).__name__}: {exc}")
+
+
+def _short_text(text: str) -> str:
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 
 
@@ -50,6 +101,34 @@ def _apply_limits(limits: dict[str, int | None]) -> None:
         # A limit the OS refuses leaves the parent's wall clock as the fence.
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(kind, (value, value))
+
+
+def _isolate(options: dict[str, Any]) -> dict[str, Any]:
+    """Apply the OS-level fences; return what was achieved, for the parent to record."""
+    achieved: dict[str, Any] = {"network": False, "user": "unchanged", "notes": []}
+    for name in _PRELOAD:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    libc = ctypes.CDLL(None, use_errno=True)
+    # Die with the harness parent: a candidate cannot outlive the judge that ran it.
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if options.get("network", True):
+        if libc.unshare(_CLONE_NEWNET) == 0:
+            achieved["network"] = True
+        else:
+            achieved["notes"].append(
+                f"network isolation unavailable ({os.strerror(ctypes.get_errno())})"
+            )
+    if options.get("drop_privileges", True) and os.geteuid() == 0:
+        try:
+            os.chown(".", _NOBODY, _NOBODY)  # the fresh temp dir stays writable
+            os.setgroups([])
+            os.setgid(_NOBODY)
+            os.setuid(_NOBODY)
+            achieved["user"] = "nobody"
+        except OSError as exc:
+            achieved["notes"].append(f"could not drop root privileges ({exc})")
+    return achieved
 
 
 def _on_alarm(signum: int, frame: object) -> None:
@@ -70,33 +149,26 @@ _COMPARATORS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 }
 
 
-def _comparison(statement: ast.Assert) -> tuple[ast.expr, ast.cmpop, ast.expr] | None:
-    """(left, op, right) when ``statement`` is ``assert <a> <op> <b>``, else None."""
-    test = statement.test
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARATORS:
-        return test.left, test.ops[0], test.comparators[0]
-    return None
-
-
 def _eval(node: ast.expr, namespace: dict[str, Any]) -> Any:
-    code = compile(ast.Expression(body=node), "<check>", "eval")
-    return eval(code, namespace)
+    return eval(compile(ast.Expression(body=node), "<check>", "eval"), namespace)
 
 
 def _run_check(source: str, namespace: dict[str, Any]) -> dict[str, Any]:
-    """Run one check; return the fields of its result line."""
+    """Run one check; a single comparison is split so expected/actual can be reported."""
     module = ast.parse(source)
     statement = module.body[0] if len(module.body) == 1 else None
-    parts = _comparison(statement) if isinstance(statement, ast.Assert) else None
-    if isinstance(statement, ast.Assert) and parts is not None:
-        left_node, op, right_node = parts
-        actual = _eval(left_node, namespace)
-        expected = _eval(right_node, namespace)
-        if _COMPARATORS[type(op)](actual, expected):
+    test = statement.test if isinstance(statement, ast.Assert) else None
+    if (
+        isinstance(statement, ast.Assert)
+        and isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and type(test.ops[0]) in _COMPARATORS
+    ):
+        actual = _eval(test.left, namespace)
+        expected = _eval(test.comparators[0], namespace)
+        if _COMPARATORS[type(test.ops[0])](actual, expected):
             return {"status": "pass"}
-        message = ""
-        if statement.msg is not None:
-            message = str(_eval(statement.msg, namespace))
+        message = str(_eval(statement.msg, namespace)) if statement.msg is not None else ""
         return {
             "status": "fail",
             "kind": "assertion",
@@ -108,97 +180,88 @@ def _run_check(source: str, namespace: dict[str, Any]) -> dict[str, Any]:
     return {"status": "pass"}
 
 
-def main() -> None:
-    payload = json.loads(sys.stdin.read())
-    # Keep the results channel private, then point the candidate's stdio at /dev/null.
-    results = os.fdopen(os.dup(1), "w", buffering=1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
+def _guarded(per_check: float, action: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+    """Run ``action`` under the per-check timer, mapping exceptions to result fields.
 
-    def emit(**fields: Any) -> None:
-        results.write(json.dumps(fields) + "\n")
-
-    _apply_limits(payload.get("limits", {}))
-    signal.signal(signal.SIGALRM, _on_alarm)
-    per_check = float(payload.get("check_timeout_s", 3.0))
-    namespace: dict[str, Any] = {"__name__": "__candidate__"}
-
-    try:
-        code = compile(payload["code"], "<candidate>", "exec")
-    except SyntaxError as exc:
-        emit(event="fatal", kind="syntax", line=exc.lineno or 0, message=str(exc.msg))
-        emit(event="done")
-        return
+    ``action`` returns its result fields, or None for a plain pass.
+    """
     try:
         signal.setitimer(signal.ITIMER_REAL, per_check)
-        exec(code, namespace)
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        return action() or {"status": "pass"}
     except _CheckTimeout:
-        emit(event="fatal", kind="import", line=0, message="defining the code timed out")
-        emit(event="done")
-        return
+        return {"status": "fail", "kind": "timeout", "message": f"exceeded {per_check:.1f}s"}
+    except AssertionError as exc:
+        return {"status": "fail", "kind": "assertion", "message": str(exc) or "assertion failed"}
     except BaseException as exc:
+        return {"status": "fail", "kind": "error", "message": _describe(exc), "exc": exc}
+    finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        emit(event="fatal", kind="import", line=_candidate_line(exc), message=_describe(exc))
-        emit(event="done")
-        return
-    entry_point = payload["entry_point"]
-    if not callable(namespace.get(entry_point)):
-        emit(
-            event="fatal",
-            kind="import",
-            line=0,
-            message=f"the code does not define a function named {entry_point!r}",
-        )
-        emit(event="done")
-        return
-    try:
-        exec(compile(payload.get("setup", ""), "<setup>", "exec"), namespace)
-    except BaseException as exc:
-        emit(event="fatal", kind="import", line=0, message="test setup failed: " + _describe(exc))
-        emit(event="done")
-        return
-    namespace["candidate"] = namespace[entry_point]
-
-    for index, source in enumerate(payload["checks"]):
-        emit(event="start", check=index)
-        try:
-            signal.setitimer(signal.ITIMER_REAL, per_check)
-            outcome = _run_check(source, namespace)
-        except _CheckTimeout:
-            outcome = {
-                "status": "fail",
-                "kind": "timeout",
-                "message": f"check exceeded {per_check:.1f}s",
-            }
-        except AssertionError as exc:
-            outcome = {
-                "status": "fail",
-                "kind": "assertion",
-                "message": str(exc) or "assertion failed",
-            }
-        except BaseException as exc:
-            outcome = {"status": "fail", "kind": "error", "message": _describe(exc)}
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        emit(event="check", check=index, **outcome)
-    emit(event="done")
 
 
-def _describe(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
-
-
-def _candidate_line(exc: BaseException) -> int:
-    tb = exc.__traceback__
+def _candidate_line(exc: BaseException | None) -> int:
+    tb = exc.__traceback__ if exc is not None else None
     line = 0
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == "<candidate>":
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
+
+
+def _exec(code: Any, namespace: dict[str, Any]) -> None:
+    exec(code, namespace)
+
+
+def _load(payload: dict[str, Any], namespace: dict[str, Any], emit: Emit) -> bool:
+    """Define the candidate and the test setup; emit a fatal event and return False on failure."""
+    per_check = float(payload.get("check_timeout_s", 3.0))
+    try:
+        code = compile(payload["code"], "<candidate>", "exec")
+    except SyntaxError as exc:
+        emit(event="fatal", kind="syntax", line=exc.lineno or 0, message=str(exc.msg))
+        return False
+    defined = _guarded(per_check, lambda: _exec(code, namespace))
+    if defined["status"] != "pass":
+        line = _candidate_line(defined.get("exc"))
+        emit(event="fatal", kind="import", line=line, message=defined["message"])
+        return False
+    entry_point = payload["entry_point"]
+    if not callable(namespace.get(entry_point)):
+        message = f"the code does not define a function named {entry_point!r}"
+        emit(event="fatal", kind="import", line=0, message=message)
+        return False
+    setup = compile(payload.get("setup", ""), "<setup>", "exec")
+    prepared = _guarded(per_check, lambda: _exec(setup, namespace))
+    if prepared["status"] != "pass":
+        emit(event="fatal", kind="import", line=0, message="test setup: " + prepared["message"])
+        return False
+    namespace["candidate"] = namespace[entry_point]
+    return True
+
+
+def main() -> None:
+    payload = json.loads(sys.stdin.read())
+    nonce = payload["nonce"]
+    results = os.fdopen(os.dup(1), "w", buffering=1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+
+    def emit(**fields: Any) -> None:
+        fields.pop("exc", None)
+        results.write(json.dumps({"nonce": nonce, **fields}) + "\n")
+
+    emit(event="isolation", **_isolate(payload.get("isolation", {})))
+    _apply_limits(payload.get("limits", {}))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    per_check = float(payload.get("check_timeout_s", 3.0))
+    namespace: dict[str, Any] = {"__name__": "__candidate__"}
+    if _load(payload, namespace, emit):
+        for index, source in enumerate(payload["checks"]):
+            emit(event="start", check=index)
+            outcome = _guarded(per_check, functools.partial(_run_check, source, namespace))
+            emit(event="check", check=index, **outcome)
+    emit(event="done")
 
 
 if __name__ == "__main__":

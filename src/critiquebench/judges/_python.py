@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -38,7 +40,35 @@ class SandboxLimits:
     file_bytes: int = 8 << 20
     """Largest file the child may write."""
     processes: int = 64
-    """Process-count limit (not enforced by the kernel for root)."""
+    """Process-count limit (the kernel ignores it for root, hence ``drop_privileges``)."""
+    results_bytes: int = 1 << 20
+    """Largest results stream read from the child; more is treated as a crash."""
+    isolate_network: bool = True
+    """Give the child a private network namespace with no interfaces (needs root)."""
+    drop_privileges: bool = True
+    """When running as root, run the candidate as ``nobody``."""
+
+    def unconfined(self) -> SandboxLimits:
+        """The same limits with the OS-level fences off (for measuring their price)."""
+        return SandboxLimits(
+            wall_s=self.wall_s,
+            check_timeout_s=self.check_timeout_s,
+            cpu_s=self.cpu_s,
+            memory_bytes=self.memory_bytes,
+            file_bytes=self.file_bytes,
+            processes=self.processes,
+            results_bytes=self.results_bytes,
+            isolate_network=False,
+            drop_privileges=False,
+        )
+
+
+@dataclass(frozen=True)
+class _ChildRun:
+    events: list[dict[str, Any]]
+    timed_out: bool
+    flooded: bool
+    exit_code: int
 
 
 class PythonJudge:
@@ -50,18 +80,20 @@ class PythonJudge:
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Run ``artifact`` against all of ``case``'s checks."""
         started = time.perf_counter()
-        events, timed_out, exit_code = self._execute(case, artifact)
-        failures, passed = _interpret(case.checks, events, timed_out, exit_code, self.limits)
+        run = self._execute(case, artifact)
+        failures, passed = _interpret(case.checks, run, self.limits)
         return JudgeResult(
             failures=tuple(failures),
             checks_total=len(case.checks),
             checks_passed=passed,
             duration_s=time.perf_counter() - started,
+            notes=_isolation_notes(run.events),
         )
 
-    def _payload(self, case: Case, artifact: str) -> bytes:
+    def _payload(self, case: Case, artifact: str, nonce: str) -> bytes:
         limits = self.limits
         payload: dict[str, Any] = {
+            "nonce": nonce,
             "code": artifact,
             "setup": case.setup,
             "entry_point": case.entry_point,
@@ -73,11 +105,17 @@ class PythonJudge:
                 "file_bytes": limits.file_bytes,
                 "processes": limits.processes,
             },
+            "isolation": {
+                "network": limits.isolate_network,
+                "drop_privileges": limits.drop_privileges,
+            },
         }
         return json.dumps(payload).encode()
 
-    def _execute(self, case: Case, artifact: str) -> tuple[list[dict[str, Any]], bool, int]:
+    def _execute(self, case: Case, artifact: str) -> _ChildRun:
+        nonce = secrets.token_hex(16)
         with tempfile.TemporaryDirectory(prefix="cb-judge-") as workdir:
+            # argv is fixed: model text only ever travels through stdin, never a shell.
             process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-B", str(_HARNESS)],
                 stdin=subprocess.PIPE,
@@ -87,18 +125,42 @@ class PythonJudge:
                 env=_CHILD_ENV,
                 start_new_session=True,
             )
-            timed_out = False
             try:
-                output, _ = process.communicate(
-                    self._payload(case, artifact), timeout=self.limits.wall_s
+                output, timed_out, flooded = self._collect(
+                    process, self._payload(case, artifact, nonce)
                 )
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(process)
-                output, _ = process.communicate()
             finally:
                 _kill_group(process)  # grandchildren the candidate may have left behind
-        return _parse_events(output), timed_out, process.returncode
+                process.wait()
+        events = [e for e in _parse_events(output) if e.get("nonce") == nonce]
+        return _ChildRun(events, timed_out, flooded, process.returncode)
+
+    def _collect(
+        self, process: subprocess.Popen[bytes], payload: bytes
+    ) -> tuple[bytes, bool, bool]:
+        """Send the payload, then read results until EOF, the wall clock, or the size cap."""
+        assert process.stdin is not None and process.stdout is not None
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.write(payload)
+            process.stdin.close()
+        deadline = time.monotonic() + self.limits.wall_s
+        chunks: list[bytes] = []
+        size = 0
+        stream = process.stdout.fileno()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return b"".join(chunks), True, False
+            ready, _, _ = select.select([stream], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(stream, 65536)
+            if not chunk:
+                return b"".join(chunks), False, False
+            size += len(chunk)
+            if size > self.limits.results_bytes:
+                return b"".join(chunks), False, True
+            chunks.append(chunk)
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
@@ -118,19 +180,36 @@ def _parse_events(output: bytes) -> list[dict[str, Any]]:
     return events
 
 
+def _isolation_notes(events: list[dict[str, Any]]) -> tuple[str, ...]:
+    for event in events:
+        if event.get("event") == "isolation":
+            notes = [str(note) for note in event.get("notes", [])]
+            return (f"network={event.get('network')} user={event.get('user')}", *notes)
+    return ()
+
+
+def _unfinished(run: _ChildRun, limits: SandboxLimits) -> Failure:
+    """The failure for a child that never said it was done."""
+    if run.timed_out:
+        return Failure(kind="timeout", message=f"run exceeded the {limits.wall_s:g}s wall clock")
+    if run.flooded:
+        message = f"the results stream exceeded {limits.results_bytes} bytes; the run was stopped"
+        return Failure(kind="crash", message=message)
+    return Failure(
+        kind="crash",
+        message=f"the process died (exit code {run.exit_code}): a resource limit or a signal",
+    )
+
+
 def _interpret(
-    checks: tuple[Check, ...],
-    events: list[dict[str, Any]],
-    timed_out: bool,
-    exit_code: int,
-    limits: SandboxLimits,
+    checks: tuple[Check, ...], run: _ChildRun, limits: SandboxLimits
 ) -> tuple[list[Failure], int]:
     """Turn the child's result lines into failures; returns (failures, checks passed)."""
     failures: list[Failure] = []
     finished: set[int] = set()
     passed = 0
     done = False
-    for event in events:
+    for event in run.events:
         kind = event.get("event")
         if kind == "fatal":
             failures.append(
@@ -142,6 +221,8 @@ def _interpret(
             )
         elif kind == "check":
             index = int(event["check"])
+            if index in finished or not 0 <= index < len(checks):
+                continue  # a duplicate or out-of-range line cannot add passes
             finished.add(index)
             if event.get("status") == "pass":
                 passed += 1
@@ -161,14 +242,7 @@ def _interpret(
         elif kind == "done":
             done = True
     if not done:
-        # The child never finished: the wall clock or a hard limit stopped it.
-        reason: FailureKind = "timeout" if timed_out else "crash"
-        message = (
-            f"run exceeded the {limits.wall_s:.0f}s wall-clock limit"
-            if timed_out
-            else f"the process died (exit code {exit_code}); a resource limit or a signal"
-        )
-        failures.append(Failure(kind=reason, message=message))
+        failures.append(_unfinished(run, limits))
     for index, check in enumerate(checks):
         if index not in finished:
             failures.append(
@@ -188,6 +262,8 @@ def _fatal_kind(value: object) -> FailureKind:
 
 
 def _check_kind(value: object) -> FailureKind:
-    if value in ("assertion", "timeout"):
-        return "assertion" if value == "assertion" else "timeout"
+    if value == "assertion":
+        return "assertion"
+    if value == "timeout":
+        return "timeout"
     return "error"
