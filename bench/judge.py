@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from critiquebench.judges import JudgeResult, PythonJudge, SandboxLimits
 from critiquebench.suites import Case, load_suite
 
-
 _SABOTAGE = """
 _original = {name}
 
