@@ -1,0 +1,161 @@
+"""Estimated cost of model calls from a configurable price table (USD per million tokens)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_FIELDS = ("input_per_million", "output_per_million")
+
+
+class PriceFileError(ValueError):
+    """A price file that cannot be read; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens; ``known`` is False for a model missing from the table."""
+
+    input_per_million: float
+    output_per_million: float
+    known: bool = True
+
+
+_UNKNOWN = Price(0.0, 0.0, known=False)
+
+
+class PriceTable:
+    """Prices by model name or name prefix (``local:`` covers ``local:smollm2``)."""
+
+    def __init__(self, prices: Mapping[str, Price], source: str = "<memory>") -> None:
+        self._prices = dict(prices)
+        self.source = source
+
+    @classmethod
+    def from_file(cls, path: Path) -> PriceTable:
+        """Load ``{"models": {name: {"input_per_million": x, "output_per_million": y}}}``.
+
+        Keys starting with ``_`` are comments and ignored at both levels.
+        """
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise PriceFileError(f"{path}: cannot read price file: {error}") from error
+        top = _object(document, path, "the top level")
+        # Strict about everything but comments: a misspelt key would silently price at 0.
+        unknown = sorted(key for key in top if key != "models" and not key.startswith("_"))
+        if unknown:
+            raise PriceFileError(f"{path}: unknown top-level key {unknown[0]!r}")
+        if "models" not in top:
+            raise PriceFileError(f"{path}: missing key 'models'")
+        entries = _object(top["models"], path, "'models'")
+        prices = {
+            name: _price(entry, path, name)
+            for name, entry in entries.items()
+            if not name.startswith("_")
+        }
+        return cls(prices, source=str(path))
+
+    def price_for(self, model: str) -> Price:
+        """Exact match, else the longest matching prefix, else a zero price marked unknown."""
+        if model in self._prices:
+            return self._prices[model]
+        matches = [name for name in self._prices if model.startswith(name)]
+        return self._prices[max(matches, key=len)] if matches else _UNKNOWN
+
+
+def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PriceFileError(f"{path}: {where} must be a JSON object")
+    return value
+
+
+def _price(entry: Any, path: Path, name: str) -> Price:
+    where = f"models[{name!r}]"
+    fields = _object(entry, path, where)
+    extra = sorted(key for key in fields if key not in _FIELDS and not key.startswith("_"))
+    if extra:
+        raise PriceFileError(f"{path}: {where} has unknown key {extra[0]!r}")
+    values: list[float] = []
+    for field in _FIELDS:
+        if field not in fields:
+            raise PriceFileError(f"{path}: {where} is missing {field!r}")
+        value = fields[field]
+        # bool is an int in Python, and true/false as a price is surely a mistake.
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value < 0:
+            raise PriceFileError(
+                f"{path}: {where}[{field!r}] must be a non-negative number, got {value!r}"
+            )
+        values.append(float(value))
+    return Price(values[0], values[1])
+
+
+def call_cost(model: str, tokens_in: int, tokens_out: int, table: PriceTable) -> float:
+    """USD of one call at the table's prices (0 for a model the table does not know)."""
+    if tokens_in < 0 or tokens_out < 0:
+        raise ValueError(f"token counts must be non-negative, got {tokens_in}, {tokens_out}")
+    price = table.price_for(model)
+    return (tokens_in * price.input_per_million + tokens_out * price.output_per_million) / 1e6
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """One priced model call; build it with :meth:`priced`."""
+
+    model: str
+    cost: float
+    cached: bool
+    known: bool
+
+    @classmethod
+    def priced(
+        cls, model: str, tokens_in: int, tokens_out: int, cached: bool, table: PriceTable
+    ) -> CallCost:
+        """Price a row of the ``calls`` table."""
+        cost = call_cost(model, tokens_in, tokens_out, table)
+        return cls(model, cost, cached, table.price_for(model).known)
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """``run_cost`` is what this run paid (calls not served from the cache);
+    ``experiment_cost`` is what the experiment costs from scratch (every call).
+    ``unknown_models`` were priced at 0, so both costs are then lower bounds.
+    """
+
+    n_calls: int
+    n_cached: int
+    run_cost: float
+    experiment_cost: float
+    unknown_models: tuple[str, ...]
+
+
+def cost_summary(calls: Sequence[CallCost]) -> CostSummary:
+    """Total the priced calls of a run (or of one arm)."""
+    costs = np.fromiter((call.cost for call in calls), dtype=np.float64, count=len(calls))
+    cached = np.fromiter((call.cached for call in calls), dtype=bool, count=len(calls))
+    return CostSummary(
+        n_calls=len(calls),
+        n_cached=int(cached.sum()),
+        run_cost=float(costs[~cached].sum()),
+        experiment_cost=float(costs.sum()),
+        unknown_models=tuple(sorted({call.model for call in calls if not call.known})),
+    )
+
+
+def cost_per_defect_removed(cost_x: float, cost_a: float, defects_removed: float) -> float | None:
+    """Extra cost of arm X over the baseline per defect it removed.
+
+    Pass costs and defects on the same scale (both totals, or both per unit).
+    None when X removed no defects: the ratio would be infinite or meaningless.
+    """
+    if defects_removed <= 0:
+        return None
+    return (cost_x - cost_a) / defects_removed

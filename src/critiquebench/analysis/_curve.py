@@ -1,0 +1,75 @@
+"""The iteration curve: what each extra critique round buys, and when to stop."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class IterationCurve:
+    """Mean defects after each round of the loop, over units of one arm.
+
+    Index ``r`` is round ``r`` (0 = first draft). A unit that halted before round
+    ``r`` counts with its last value, so every round averages the same units.
+    ``marginal_gain[0]`` is None (round 0 has no previous round); ``flips[r]``
+    counts units with zero defects at ``r - 1`` and some at ``r``; ``active[r]``
+    counts units that really ran round ``r``.
+    """
+
+    n_units: int
+    mean_defects: tuple[float, ...]
+    marginal_gain: tuple[float | None, ...]
+    flips: tuple[int, ...]
+    active: tuple[int, ...]
+    threshold_fraction: float
+    recommended_max_iters: int
+
+
+def iteration_curve(
+    units: Sequence[Sequence[int]], *, threshold_fraction: float = 0.05
+) -> IterationCurve:
+    """Build the curve from each unit's defects per iteration (index 0 = first draft).
+
+    ``recommended_max_iters`` is the last round ``r >= 1`` whose gain exceeds
+    ``threshold_fraction * mean_defects[0]``, or 0 when no round does.
+    """
+    if threshold_fraction < 0:
+        raise ValueError(f"threshold_fraction must be non-negative, got {threshold_fraction}")
+    lengths = np.fromiter((len(unit) for unit in units), dtype=np.int64, count=len(units))
+    if (lengths == 0).any():
+        raise ValueError("every unit needs at least its first draft (iteration 0)")
+    if lengths.size == 0:
+        return IterationCurve(0, (), (), (), (), threshold_fraction, 0)
+    flat = np.fromiter(
+        (value for unit in units for value in unit), dtype=np.int64, count=int(lengths.sum())
+    )
+    if (flat < 0).any():
+        raise ValueError("defect counts must be non-negative")
+
+    # A (units, rounds) matrix built by indexing the flat values: column r of a unit
+    # that stopped early points at its last value, which is how it was left.
+    rounds = int(lengths.max())
+    starts = np.cumsum(lengths) - lengths
+    column = np.minimum(np.arange(rounds)[None, :], lengths[:, None] - 1)
+    matrix = flat[starts[:, None] + column]
+
+    means = matrix.mean(axis=0)
+    gains = means[:-1] - means[1:]
+    flips = ((matrix[:, :-1] == 0) & (matrix[:, 1:] > 0)).sum(axis=0)
+    active = (lengths[:, None] > np.arange(rounds)[None, :]).sum(axis=0)
+
+    above = np.flatnonzero(gains > threshold_fraction * means[0])
+    # gains[i] is round i + 1's gain.
+    recommended = int(above[-1]) + 1 if above.size else 0
+    return IterationCurve(
+        n_units=int(lengths.size),
+        mean_defects=tuple(float(m) for m in means),
+        marginal_gain=(None, *(float(g) for g in gains)),
+        flips=(0, *(int(f) for f in flips)),
+        active=tuple(int(a) for a in active),
+        threshold_fraction=threshold_fraction,
+        recommended_max_iters=recommended,
+    )

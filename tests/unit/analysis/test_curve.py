@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import pytest
+
+from critiquebench.analysis._curve import iteration_curve
+
+# Defects per iteration of four units. Carried forward to 4 rounds they are
+#   u0: 3 1 0 0    u1: 2 2 2 2    u2: 0 1 0 0    u3: 1 1 1 1
+UNITS = [[3, 1, 0], [2, 2], [0, 1, 0, 0], [1]]
+
+
+def test_hand_built_curve() -> None:
+    curve = iteration_curve(UNITS)
+    assert curve.n_units == 4
+    assert curve.mean_defects == pytest.approx((1.5, 1.25, 0.75, 0.75))
+    assert curve.marginal_gain[0] is None
+    assert curve.marginal_gain[1:] == pytest.approx((0.25, 0.5, 0.0))
+    # u2 goes from 0 to 1 defect in round 1; u0 and u2 stay at 0 afterwards.
+    assert curve.flips == (0, 1, 0, 0)
+    assert curve.active == (4, 3, 2, 1)
+    # Threshold 0.05 * 1.5 = 0.075: rounds 1 and 2 pay, round 3 does not.
+    assert curve.recommended_max_iters == 2
+
+
+@pytest.mark.parametrize(("fraction", "expected"), [(0.2, 2), (0.4, 0)])
+def test_threshold_moves_the_recommendation(fraction: float, expected: int) -> None:
+    assert iteration_curve(UNITS, threshold_fraction=fraction).recommended_max_iters == expected
+
+
+@pytest.mark.parametrize(("fraction", "expected"), [(0.05, 3), (0.5, 1)])
+def test_recommendation_is_the_last_round_above_threshold(fraction: float, expected: int) -> None:
+    # Gains 3, 0, 1 against a first draft of 4 defects: a flat round 2 does not
+    # hide round 3's gain at a low threshold.
+    curve = iteration_curve([[4, 1, 1, 0]], threshold_fraction=fraction)
+    assert curve.recommended_max_iters == expected
+
+
+def test_no_defects_at_all_recommends_zero() -> None:
+    curve = iteration_curve([[0, 0], [0]])
+    assert curve.mean_defects == (0.0, 0.0)
+    assert curve.recommended_max_iters == 0
+
+
+def test_single_round_units() -> None:
+    curve = iteration_curve([[2], [0]])
+    assert (curve.mean_defects, curve.marginal_gain, curve.flips) == ((1.0,), (None,), (0,))
+    assert curve.recommended_max_iters == 0
+
+
+def test_no_units_gives_an_empty_curve() -> None:
+    curve = iteration_curve([])
+    assert (curve.n_units, curve.mean_defects, curve.recommended_max_iters) == (0, (), 0)
+
+
+@pytest.mark.parametrize("units", [[[1], []], [[1, -1]]])
+def test_bad_units_are_rejected(units: list[list[int]]) -> None:
+    with pytest.raises(ValueError):
+        iteration_curve(units)
