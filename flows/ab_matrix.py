@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from critiquebench.analysis import arm_summaries, connect
+from critiquebench.analysis import RunReport, build_report, connect, load_prices, report_markdown
 from critiquebench.pipeline import RunConfig, finish_run, start_run
 from tasks.run_unit import run_unit_task
 
@@ -29,6 +31,8 @@ def ab_matrix(
     token_budget: int | None = 20_000,
     temperature: float = 0.7,
     max_tokens: int = 256,
+    prices: str = "data/prices.json",
+    target: float = 0.80,
 ) -> dict[str, Any]:
     """Run cases x arms x reps through the critique loop and report per arm.
 
@@ -78,11 +82,32 @@ def ab_matrix(
                 logger.error("unit failed: %s", exc)
             logger.info("units finished: %d/%d", done, total)
     finish_run(plan, failed)
-    summaries = arm_summaries(connect(config.output), config.run_id)
+    report = build_report(
+        connect(config.output), config.run_id, prices=load_prices(Path(prices)), target=target
+    )
+    publish_report_artifacts(report)
     if failed:
         raise RuntimeError(f"{failed} of {total} units failed; rerun with run_id={config.run_id}")
-    return {
-        "run_id": config.run_id,
-        "output": str(config.output),
-        "arms": [summary.__dict__ for summary in summaries],
-    }
+    return {"run_id": config.run_id, "output": str(config.output), "units_failed": failed}
+
+
+def publish_report_artifacts(report: RunReport) -> None:
+    """Show the numbers in the Prefect UI: a Markdown summary and a per-arm table."""
+    key = re.sub(r"[^a-z0-9-]+", "-", report.run_id.lower())
+    create_markdown_artifact(
+        report_markdown(report), key=f"report-{key}", description="critiquebench report"
+    )
+    rows = [
+        {
+            "arm": s.arm,
+            "n": s.n,
+            "mean_defects": round(s.mean_defects, 3),
+            "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
+            "verdict": s.verdict or "",
+            "pass_rate": round(s.pass_rate, 3),
+            "p50_latency_s": round(s.p50_latency_s, 2),
+            "cost_usd": round(s.cost_experiment, 6),
+        }
+        for s in report.arms
+    ]
+    create_table_artifact(rows, key=f"arms-{key}", description="per-arm numbers")

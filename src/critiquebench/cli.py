@@ -10,7 +10,15 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from critiquebench.analysis import arm_summaries, connect, summary_table
+from critiquebench.analysis import (
+    PriceFileError,
+    PriceTable,
+    build_report,
+    connect,
+    load_prices,
+    summary_table,
+    verdict_lines,
+)
 from critiquebench.models import MODEL_SPEC_HELP
 from critiquebench.pipeline import RunConfig
 from critiquebench.prefect_env import configure_prefect_environment
@@ -26,6 +34,12 @@ console = Console(width=None if sys.stdout.isatty() else 120)
 errors = Console(stderr=True)
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Folder that holds every run.")]
+PricesOption = Annotated[
+    Path, typer.Option(help="Price table (USD per million tokens, per model).")
+]
+TargetOption = Annotated[
+    float, typer.Option(help="Acceptance criterion: the defect reduction an arm must reach.")
+]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -40,13 +54,22 @@ def _describe(error: ValidationError) -> str:
     )
 
 
-def _print_report(output: Path, run_id: str) -> None:
-    summaries = arm_summaries(connect(output), run_id)
-    if not summaries:
+def _load_prices(path: Path) -> PriceTable | None:
+    if not path.exists():
+        errors.print(f"no price table at {path}: costs are shown as 0")
+    try:
+        return load_prices(path)
+    except PriceFileError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _print_report(output: Path, run_id: str, prices: Path, target: float) -> None:
+    report = build_report(connect(output), run_id, prices=_load_prices(prices), target=target)
+    if not report.arms:
         raise _fail(f"no results for run {run_id!r} under {output}")
-    console.print(summary_table(run_id, summaries))
-    if not any(s.arm == "A" for s in summaries):
-        console.print("Reduction needs arm A (the baseline) in the run.")
+    console.print(summary_table(report))
+    for line in verdict_lines(report):
+        console.print(line, highlight=False)
 
 
 @app.command()
@@ -68,6 +91,8 @@ def run(
     token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
+    prices: PricesOption = Path("data/prices.json"),
+    target: TargetOption = 0.80,
 ) -> None:
     """Run the A/B matrix (the ``ab-matrix`` Prefect flow) and print the per-arm report."""
     settings: dict[str, Any] = {
@@ -103,7 +128,7 @@ def run(
     flow_parameters = config.model_dump(mode="json")
     flow_parameters["arms"] = list(config.arms)
     ab_matrix(**flow_parameters)
-    _print_report(config.output, config.run_id)
+    _print_report(config.output, config.run_id, prices, target)
     run_dir = config.output / config.run_id
     console.print(f"\nFiles written under {run_dir}:")
     for table in ("runs", "cases", "attempts", "calls"):
@@ -112,15 +137,20 @@ def run(
     escalations = run_dir / "escalations"
     if escalations.exists():
         console.print(f"  {escalations}/  ({len(list(escalations.glob('*.md')))} record(s))")
+    # Prefect's shutdown of its temporary server can end the process without the
+    # usual buffer flush; a report that never reaches a redirected file is useless.
+    sys.stdout.flush()
 
 
 @app.command()
 def report(
     run_id: Annotated[str, typer.Argument(help="The run to report on.")],
     output: OutputOption = Path("data/runs"),
+    prices: PricesOption = Path("data/prices.json"),
+    target: TargetOption = 0.80,
 ) -> None:
     """Print the per-arm report of a landed run, from its Parquet files alone."""
-    _print_report(output, run_id)
+    _print_report(output, run_id, prices, target)
 
 
 @app.command("validate-suite")

@@ -9,9 +9,10 @@ from critiquebench.analysis._cost import (
     call_cost,
     cost_per_defect_removed,
     cost_summary,
+    load_prices,
 )
 from critiquebench.analysis._curve import IterationCurve, iteration_curve
-from critiquebench.analysis._report import ArmSummary, arm_summaries, summary_table
+from critiquebench.analysis._report import ArmSummary, RunReport, arm_summaries, build_report
 from critiquebench.analysis._stats import (
     McNemarResult,
     ReductionEstimate,
@@ -19,6 +20,7 @@ from critiquebench.analysis._stats import (
     mcnemar_exact,
     paired_bootstrap_reduction,
 )
+from critiquebench.analysis._terminal import report_markdown, summary_table, verdict_lines
 from critiquebench.analysis._views import connect
 
 __all__ = [
@@ -31,14 +33,19 @@ __all__ = [
     "PriceFileError",
     "PriceTable",
     "ReductionEstimate",
+    "RunReport",
     "acceptance",
     "arm_summaries",
+    "build_report",
     "call_cost",
     "connect",
     "cost_per_defect_removed",
     "cost_summary",
     "iteration_curve",
+    "load_prices",
     "mcnemar_exact",
     "paired_bootstrap_reduction",
+    "report_markdown",
     "summary_table",
+    "verdict_lines",
 ]

@@ -159,3 +159,8 @@ def cost_per_defect_removed(cost_x: float, cost_a: float, defects_removed: float
     if defects_removed <= 0:
         return None
     return (cost_x - cost_a) / defects_removed
+
+
+def load_prices(path: Path) -> PriceTable | None:
+    """The price table at ``path``, or None when there is none (costs then show as 0)."""
+    return PriceTable.from_file(path) if path.exists() else None

@@ -74,6 +74,10 @@ class CallRecord:
     tokens_out: int
     latency_s: float
     error: str | None = None
+    cached: bool = False
+    original_tokens_in: int | None = None
+    original_tokens_out: int | None = None
+    original_latency_s: float | None = None
 
 
 @dataclass(frozen=True)

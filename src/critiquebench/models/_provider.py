@@ -38,6 +38,8 @@ class Completion:
     tokens_out: int
     latency_s: float
     model: str
+    schema_mismatch: bool = False
+    """A JSON schema was requested but the text does not parse as JSON."""
 
 
 @dataclass(frozen=True, kw_only=True)

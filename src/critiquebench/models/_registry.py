@@ -1,15 +1,20 @@
-"""Turn a model spec string (``local``, ``local:PATH``, ``replay:PATH``) into a provider.
+"""Turn a model spec string (``local``, ``gemini:MODEL``, ``replay:PATH``...) into a provider.
 
 Providers are imported lazily, so an SDK loads only when its provider is used.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from critiquebench.models._provider import ModelProvider
 
-MODEL_SPEC_HELP = "local | local:PATH.gguf | replay:PATH.jsonl"
+MODEL_SPEC_HELP = (
+    "local | local:PATH.gguf | replay:PATH.jsonl | gemini | gemini:MODEL "
+    "(key in GEMINI_API_KEY) | openai:MODEL@BASE_URL (e.g. openai:qwen2.5-coder:7b@"
+    "http://localhost:11434; key, if any, in OPENAI_API_KEY)"
+)
 
 
 class UnknownModelError(ValueError):
@@ -20,9 +25,22 @@ def provider_from_spec(spec: str) -> ModelProvider:
     """Build the provider a spec names.
 
     ``local`` is the embedded SmolLM2-135M; ``local:PATH`` any GGUF file;
-    ``replay:PATH`` answers saved in a JSONL file.
+    ``replay:PATH`` answers saved in a JSONL file; ``gemini`` the default Gemini model,
+    ``gemini:MODEL`` another one; ``openai:MODEL@BASE_URL`` an OpenAI-compatible server.
     """
     kind, _, argument = spec.partition(":")
+    if kind == "gemini":
+        from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
+
+        return GeminiProvider(argument or DEFAULT_GEMINI_MODEL)
+    if kind == "openai":
+        from critiquebench.models._openai_compat import OpenAICompatibleProvider
+
+        # Split at the first "@": model names may hold ":" (Ollama tags), URLs hold both.
+        model, _, base_url = argument.partition("@")
+        if not model or not base_url:
+            raise UnknownModelError("openai needs a model and a server: openai:MODEL@BASE_URL")
+        return OpenAICompatibleProvider(base_url, model, os.environ.get("OPENAI_API_KEY") or None)
     if kind == "local":
         from critiquebench.models._local import LocalProvider
 

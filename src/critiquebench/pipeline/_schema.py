@@ -125,10 +125,13 @@ CALLS = [
     Column("iteration", pa.int32(), "Attempt the call produced."),
     Column("role", pa.string(), "actor (first draft), fixer or critic."),
     Column("model", pa.string(), "Model that answered."),
-    Column("tokens_in", pa.int64(), "Prompt tokens."),
-    Column("tokens_out", pa.int64(), "Generated tokens (thinking included)."),
-    Column("latency_s", pa.float64(), "Call latency, seconds."),
+    Column("tokens_in", pa.int64(), "Prompt tokens paid by this run (0 for a cache hit)."),
+    Column("tokens_out", pa.int64(), "Generated tokens paid by this run (thinking included)."),
+    Column("latency_s", pa.float64(), "Call latency in this run, seconds."),
     Column("cached", pa.bool_(), "True when served from the call cache."),
+    Column("original_tokens_in", pa.int64(), "Prompt tokens of the call as first made."),
+    Column("original_tokens_out", pa.int64(), "Generated tokens of the call as first made."),
+    Column("original_latency_s", pa.float64(), "Latency of the call as first made, seconds."),
     Column("error", pa.string(), "Error text when the call failed.", nullable=True),
 ]
 

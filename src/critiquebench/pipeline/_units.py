@@ -8,7 +8,7 @@ import json
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from critiquebench.judges import Failure
 from critiquebench.loop import Arm, Attempt, LoopDependencies, LoopOutcome, run_loop
@@ -17,6 +17,7 @@ from critiquebench.pipeline._escalation import escalation_markdown
 from critiquebench.suites import Case
 
 Row = dict[str, Any]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,10 @@ def _identity(config: RunConfig, unit: Unit) -> Row:
     return {"run_id": config.run_id, "case_id": unit.case_id, "arm": unit.arm, "rep": unit.rep}
 
 
+def _first(value: _T | None, fallback: _T) -> _T:
+    return fallback if value is None else value
+
+
 def _failure_json(failures: tuple[Failure, ...]) -> str:
     return json.dumps([asdict(failure) for failure in failures])
 
@@ -111,7 +116,10 @@ def outcome_rows(
             "tokens_in": call.tokens_in,
             "tokens_out": call.tokens_out,
             "latency_s": call.latency_s,
-            "cached": False,
+            "cached": call.cached,
+            "original_tokens_in": _first(call.original_tokens_in, call.tokens_in),
+            "original_tokens_out": _first(call.original_tokens_out, call.tokens_out),
+            "original_latency_s": _first(call.original_latency_s, call.latency_s),
             "error": call.error,
         }
         for index, call in enumerate(outcome.calls)
