@@ -18,43 +18,17 @@ from tasks.run_unit import run_unit_task
 
 @flow(name="ab-matrix")
 def ab_matrix(
-    suite: str = "basic",
-    limit: int | None = None,
-    arms: list[str] | None = None,
-    reps: int = 1,
-    retry_limit: int = 3,
-    model: str = "local",
-    max_concurrency: int = 2,
-    run_id: str | None = None,
-    output: str = "data/runs",
-    feedback: str = "visible",
-    token_budget: int | None = 20_000,
-    temperature: float = 0.7,
-    max_tokens: int = 256,
+    config: RunConfig | None = None,
     prices: str = "data/prices.json",
     target: float = 0.80,
 ) -> dict[str, Any]:
     """Run cases x arms x reps through the critique loop and report per arm.
 
-    Re-running with an existing ``run_id`` resumes it: written units are skipped.
+    ``config`` holds every run setting (see ``RunConfig``; defaults: the ``basic``
+    suite, arms A and B, the local model). Re-running with an existing
+    ``config.run_id`` resumes that run: units already written are skipped.
     """
-    settings: dict[str, Any] = {
-        "suite": suite,
-        "limit": limit,
-        "arms": arms or ["A", "B"],
-        "reps": reps,
-        "retry_limit": retry_limit,
-        "model": model,
-        "max_concurrency": max_concurrency,
-        "output": Path(output),
-        "feedback": feedback,
-        "token_budget": token_budget,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-    }
-    if run_id:
-        settings["run_id"] = run_id
-    config = RunConfig.model_validate(settings)
+    config = config or RunConfig()
     logger = get_run_logger()
     plan = start_run(config)
     total = len(plan.work)

@@ -91,6 +91,15 @@ def run(
     token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
+    cache: Annotated[
+        bool, typer.Option("--cache/--no-cache", help="Answer repeated calls from the cache.")
+    ] = True,
+    cache_dir: Annotated[Path, typer.Option(help="Folder of the call cache.")] = Path("data/cache"),
+    max_calls_in_flight: Annotated[
+        int | None, typer.Option(help="Model calls at once (default: safe for the provider).")
+    ] = None,
+    rpm: Annotated[int | None, typer.Option(help="Model calls per minute (default: safe).")] = None,
+    tpm: Annotated[int | None, typer.Option(help="Tokens per minute (default: safe).")] = None,
     prices: PricesOption = Path("data/prices.json"),
     target: TargetOption = 0.80,
 ) -> None:
@@ -108,6 +117,11 @@ def run(
         "token_budget": token_budget or None,
         "temperature": temperature,
         "max_tokens": max_tokens,
+        "cache": cache,
+        "cache_dir": cache_dir,
+        "max_calls_in_flight": max_calls_in_flight,
+        "requests_per_minute": rpm,
+        "tokens_per_minute": tpm,
     }
     if run_id:
         settings["run_id"] = run_id
@@ -125,9 +139,7 @@ def run(
         f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
         f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
     )
-    flow_parameters = config.model_dump(mode="json")
-    flow_parameters["arms"] = list(config.arms)
-    ab_matrix(**flow_parameters)
+    ab_matrix(config, prices=str(prices), target=target)
     _print_report(config.output, config.run_id, prices, target)
     run_dir = config.output / config.run_id
     console.print(f"\nFiles written under {run_dir}:")
@@ -163,6 +175,45 @@ def validate_suite(
     except (SuiteFormatError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
     console.print(f"{path}: {len(cases)} valid case(s)")
+
+
+@app.command()
+def check(
+    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    output: OutputOption = Path("data/runs"),
+) -> None:
+    """Check a landed run's tables against the data-quality expectations (exit 1 on failure)."""
+    # Imported here: Great Expectations takes seconds to import; only this command needs it.
+    from critiquebench.quality import check_command
+
+    raise typer.Exit(code=check_command(run_id, output))
+
+
+@app.command()
+def sql(
+    query: Annotated[
+        str | None,
+        typer.Argument(help="SQL over the views runs, cases, attempts, calls; omit for help."),
+    ] = None,
+    output: OutputOption = Path("data/runs"),
+    max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
+) -> None:
+    """Run a SQL query over every run's tables, or show how to open an interactive session."""
+    import duckdb
+
+    # Imported here, not at the top, until critiquebench.analysis re-exports these.
+    from critiquebench.analysis._sql import interactive_help, query_table
+
+    if query is None:
+        # soft_wrap: the commands must stay on one line to be copied; markup off for paths.
+        console.print(interactive_help(output), markup=False, highlight=False, soft_wrap=True)
+        return
+    try:
+        table, note = query_table(output, query, max_rows=max_rows)
+    except duckdb.Error as exc:
+        raise _fail(f"query failed: {exc}") from None
+    console.print(table)
+    console.print(note)
 
 
 def main() -> None:

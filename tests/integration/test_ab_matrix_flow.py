@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from critiquebench.analysis import arm_summaries, connect
+from critiquebench.pipeline import RunConfig
 from critiquebench.suites import load_suite
 from flows.ab_matrix import ab_matrix
 
@@ -29,9 +30,10 @@ def _replay_file(tmp_path: Path, limit: int) -> Path:
 def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
     replay = _replay_file(tmp_path, limit=3)
     output = tmp_path / "runs"
-    result = ab_matrix(
-        suite="basic", limit=3, model=f"replay:{replay}", output=str(output), run_id="flow-1"
+    config = RunConfig(
+        suite="basic", limit=3, model=f"replay:{replay}", output=output, run_id="flow-1"
     )
+    result = ab_matrix(config)
     assert result["run_id"] == "flow-1"
     db = connect(output)
     assert db.execute("SELECT count(*) FROM cases").fetchone() == (6,)
@@ -52,12 +54,14 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
 def test_rerun_with_the_same_run_id_resumes_without_duplicates(tmp_path: Path) -> None:
     replay = _replay_file(tmp_path, limit=2)
     output = tmp_path / "runs"
-    params = {"suite": "basic", "limit": 2, "model": f"replay:{replay}", "output": str(output)}
-    ab_matrix(**params, run_id="resume-1")
+    config = RunConfig(
+        suite="basic", limit=2, model=f"replay:{replay}", output=output, run_id="resume-1"
+    )
+    ab_matrix(config)
     cases_dir = output / "resume-1" / "cases"
     lost = sorted(cases_dir.glob("*.parquet"))[0]
     lost.unlink()  # as if the process died before this unit's cases row landed
-    ab_matrix(**params, run_id="resume-1")
+    ab_matrix(config)
     db = connect(output)
     assert db.execute(
         "SELECT count(*), count(DISTINCT (case_id, arm, rep)) FROM cases"

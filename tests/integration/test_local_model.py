@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from critiquebench.analysis import connect
+from critiquebench.pipeline import RunConfig
 from flows.ab_matrix import ab_matrix
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
@@ -14,7 +15,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
 def test_local_model_smoke_two_cases_arms_a_and_b(tmp_path: Path) -> None:
     output = tmp_path / "runs"
-    ab_matrix(suite="basic", limit=2, model="local", output=str(output), run_id="local-1")
+    config = RunConfig(
+        suite="basic",
+        limit=2,
+        model="local",
+        output=output,
+        run_id="local-1",
+        cache_dir=tmp_path / "cache",
+    )
+    ab_matrix(config)
     db = connect(output)
     rows = db.execute(
         "SELECT arm, count(*), min(tokens_in), min(tokens_out), min(calls) FROM cases "

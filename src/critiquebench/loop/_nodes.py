@@ -60,6 +60,14 @@ def make_generate(deps: LoopDependencies) -> Node:
         except ModelError as exc:
             record = CallRecord(iteration, role, deps.provider.model_name, 0, 0, 0.0, str(exc))
             return {"calls": [*state["calls"], record], "error": str(exc), "halt": "error"}
+        # Counters use the call's experiment cost, so a cache hit changes neither
+        # the token budget's decisions nor the arm's reported cost.
+        tokens_in, tokens_out = completion.experiment_tokens
+        latency = (
+            completion.latency_s
+            if completion.original_latency_s is None
+            else completion.original_latency_s
+        )
         record = CallRecord(
             iteration,
             role,
@@ -67,13 +75,17 @@ def make_generate(deps: LoopDependencies) -> Node:
             completion.tokens_in,
             completion.tokens_out,
             completion.latency_s,
+            cached=completion.cached,
+            original_tokens_in=tokens_in,
+            original_tokens_out=tokens_out,
+            original_latency_s=latency,
         )
         return {
             "artifact": extract_code(case, completion.text),
             "calls": [*state["calls"], record],
-            "tokens_in": state["tokens_in"] + completion.tokens_in,
-            "tokens_out": state["tokens_out"] + completion.tokens_out,
-            "latency_s": state["latency_s"] + completion.latency_s,
+            "tokens_in": state["tokens_in"] + tokens_in,
+            "tokens_out": state["tokens_out"] + tokens_out,
+            "latency_s": state["latency_s"] + latency,
         }
 
     return generate

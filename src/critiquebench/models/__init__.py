@@ -1,6 +1,8 @@
 """Model providers: one small interface, several backends."""
 
+from critiquebench.models._cache import CachingProvider, CallCache, cache_key
 from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
+from critiquebench.models._limiter import LimitedProvider, RateLimiter, RateLimits
 from critiquebench.models._local import LocalProvider, default_model_path
 from critiquebench.models._openai_compat import OpenAICompatibleProvider
 from critiquebench.models._provider import (
@@ -11,7 +13,13 @@ from critiquebench.models._provider import (
     ModelError,
     ModelProvider,
 )
-from critiquebench.models._registry import MODEL_SPEC_HELP, UnknownModelError, provider_from_spec
+from critiquebench.models._registry import (
+    MODEL_SPEC_HELP,
+    UnknownModelError,
+    default_rate_limits,
+    is_cacheable,
+    provider_from_spec,
+)
 from critiquebench.models._replay import ReplayFormatError, ReplayProvider, load_replay_file
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
@@ -19,22 +27,30 @@ from critiquebench.models._scripted import ScriptedProvider
 __all__ = [
     "DEFAULT_GEMINI_MODEL",
     "MODEL_SPEC_HELP",
+    "CachingProvider",
+    "CallCache",
     "CallContext",
     "Completion",
     "GeminiProvider",
     "GenerationParams",
+    "LimitedProvider",
     "LocalProvider",
     "Message",
     "ModelError",
     "ModelProvider",
     "OpenAICompatibleProvider",
     "QuotaExhaustedError",
+    "RateLimiter",
+    "RateLimits",
     "ReplayFormatError",
     "ReplayProvider",
     "RetryPolicy",
     "ScriptedProvider",
     "UnknownModelError",
+    "cache_key",
     "default_model_path",
+    "default_rate_limits",
+    "is_cacheable",
     "load_replay_file",
     "provider_from_spec",
 ]

@@ -40,6 +40,21 @@ class Completion:
     model: str
     schema_mismatch: bool = False
     """A JSON schema was requested but the text does not parse as JSON."""
+    cached: bool = False
+    """Served from the call cache: tokens and latency above are what this run paid."""
+    original_tokens_in: int | None = None
+    """For a cache hit, the prompt tokens of the call as first made."""
+    original_tokens_out: int | None = None
+    """For a cache hit, the generated tokens of the call as first made."""
+    original_latency_s: float | None = None
+    """For a cache hit, the latency of the call as first made."""
+
+    @property
+    def experiment_tokens(self) -> tuple[int, int]:
+        """(in, out) tokens the call costs as part of the experiment, cache or not."""
+        tokens_in = self.tokens_in if self.original_tokens_in is None else self.original_tokens_in
+        out = self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
+        return tokens_in, out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from critiquebench.models._limiter import RateLimits
 from critiquebench.models._provider import ModelProvider
 
 MODEL_SPEC_HELP = (
@@ -55,3 +56,24 @@ def provider_from_spec(spec: str) -> ModelProvider:
             raise FileNotFoundError(f"replay file not found: {path}")
         return ReplayProvider(path)
     raise UnknownModelError(f"unknown model {spec!r}; expected {MODEL_SPEC_HELP}")
+
+
+def default_rate_limits(spec: str) -> RateLimits:
+    """Limits that are safe for the provider a spec names.
+
+    Gemini's defaults fit a free-tier key (10 requests and 250k tokens a minute);
+    the local model runs one call at a time anyway; replay needs no limit.
+    """
+    kind = spec.partition(":")[0]
+    if kind == "gemini":
+        return RateLimits(max_in_flight=2, requests_per_minute=10, tokens_per_minute=250_000)
+    if kind == "local":
+        return RateLimits(max_in_flight=1)
+    if kind == "openai":
+        return RateLimits(max_in_flight=4)
+    return RateLimits(max_in_flight=64)
+
+
+def is_cacheable(spec: str) -> bool:
+    """Replay answers are read from a file already; caching them would only add I/O."""
+    return spec.partition(":")[0] != "replay"

@@ -51,12 +51,13 @@ class ScriptedProvider:
     ) -> Completion:
         with self._lock:
             self.requests.append(list(messages))
-            if self._responder is not None:
-                text = self._responder(messages)
-            elif self._answers:
+            if self._responder is None:
+                if not self._answers:
+                    raise ModelError("scripted provider has no answers left")
                 text = self._answers.pop(0)
-            else:
-                raise ModelError("scripted provider has no answers left")
+        # A responder runs outside the lock, so concurrency tests can observe overlap.
+        if self._responder is not None:
+            text = self._responder(messages)
         tokens_in = sum(len(message.content.split()) for message in messages)
         return Completion(
             text=text,

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from critiquebench.loop import ARMS, Arm, FeedbackMode, LoopSettings
+from critiquebench.models import RateLimits, default_rate_limits, is_cacheable
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Hashable description of a run's provider, so each process builds it once."""
+
+    spec: str
+    cache_path: Path | None
+    limits: RateLimits
 
 
 def new_run_id() -> str:
@@ -37,6 +48,17 @@ class RunConfig(BaseModel):
     token_budget: int | None = Field(20_000, ge=1, description="Per-unit token budget.")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(256, ge=16, description="Generated-token cap per call.")
+    cache: bool = Field(True, description="Answer repeated calls from the call cache.")
+    cache_dir: Path = Field(Path("data/cache"), description="Folder of the call cache.")
+    max_calls_in_flight: int | None = Field(
+        None, ge=1, description="Model calls at once (None: the provider's safe default)."
+    )
+    requests_per_minute: int | None = Field(
+        None, ge=1, description="Model calls per rolling minute (None: provider default)."
+    )
+    tokens_per_minute: int | None = Field(
+        None, ge=1, description="Tokens per rolling minute (None: provider default)."
+    )
 
     @field_validator("arms", mode="before")
     @classmethod
@@ -59,6 +81,18 @@ class RunConfig(BaseModel):
         if not value or not all(ch.isalnum() or ch in "-_." for ch in value) or value[0] == ".":
             raise ValueError(f"run id {value!r} may only use letters, digits, '-', '_' and '.'")
         return value
+
+    def provider_settings(self) -> ProviderSettings:
+        """What builds the model provider: the spec, its cache and its rate limits."""
+        defaults = default_rate_limits(self.model)
+        limits = RateLimits(
+            max_in_flight=self.max_calls_in_flight or defaults.max_in_flight,
+            requests_per_minute=self.requests_per_minute or defaults.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute or defaults.tokens_per_minute,
+        )
+        use_cache = self.cache and is_cacheable(self.model)
+        cache_path = (self.cache_dir / "calls.sqlite").resolve() if use_cache else None
+        return ProviderSettings(spec=self.model, cache_path=cache_path, limits=limits)
 
     def loop_settings(self, arm: Arm) -> LoopSettings:
         """Settings of the loop for one arm of this run."""

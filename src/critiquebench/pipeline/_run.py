@@ -12,8 +12,15 @@ from typing import Any
 
 from critiquebench.judges import PythonJudge
 from critiquebench.loop import LoopDependencies
-from critiquebench.models import provider_from_spec
-from critiquebench.pipeline._config import RunConfig
+from critiquebench.models import (
+    CachingProvider,
+    CallCache,
+    LimitedProvider,
+    ModelProvider,
+    RateLimiter,
+    provider_from_spec,
+)
+from critiquebench.pipeline._config import ProviderSettings, RunConfig
 from critiquebench.pipeline._schema import SCHEMA_VERSION
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
@@ -33,13 +40,19 @@ class RunPlan:
 
 
 @functools.cache
-def dependencies_for(model_spec: str) -> LoopDependencies:
-    """The model and judge for a spec, created once per process and then shared.
+def dependencies_for(settings: ProviderSettings) -> LoopDependencies:
+    """The model and judge of a run, created once per process and then shared.
 
-    Caching here is what makes the local model load once per worker process, not
-    once per unit.
+    Memoising here is what makes the local model load once per worker process and
+    gives every task of a run in that process the same rate limiter and cache.
     """
-    return LoopDependencies(provider=provider_from_spec(model_spec), judge=PythonJudge())
+    provider: ModelProvider = LimitedProvider(
+        provider_from_spec(settings.spec), RateLimiter(settings.limits)
+    )
+    if settings.cache_path is not None:
+        # The cache sits outside the limiter: a hit spends no slot and no quota.
+        provider = CachingProvider(provider, CallCache(settings.cache_path))
+    return LoopDependencies(provider=provider, judge=PythonJudge())
 
 
 def _versions() -> str:
@@ -87,7 +100,7 @@ def start_run(config: RunConfig) -> RunPlan:
     Starting again with the same ``run_id`` resumes: finished units are skipped.
     """
     cases = load_suite(config.suite, config.limit)
-    dependencies_for(config.model)  # fail here, before any unit, on a bad model spec
+    dependencies_for(config.provider_settings())  # fail here, before any unit, on a bad model spec
     store = ResultStore(config.output)
     done = store.finished_units(config.run_id)
     matrix = expand_matrix(cases, config)
@@ -107,7 +120,7 @@ def start_run(config: RunConfig) -> RunPlan:
 
 def run_unit(case: Case, unit: Unit, config: RunConfig) -> Unit:
     """Run one unit and write its rows at once, so a crash loses only units in flight."""
-    rows = execute_unit(case, unit, dependencies_for(config.model), config)
+    rows = execute_unit(case, unit, dependencies_for(config.provider_settings()), config)
     ResultStore(config.output).write_unit(config.run_id, unit, rows)
     return unit
 

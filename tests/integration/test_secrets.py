@@ -1,0 +1,46 @@
+"""API keys never reach logs, Parquet, reports, escalation records, caches or Prefect state."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from critiquebench.suites import load_suite
+from critiquebench.testing import StubModelServer, solver_responder
+
+pytestmark = pytest.mark.slow
+FAKE_KEY = "sk-critiquebench-FAKE-9f3a1c77"
+
+
+def test_a_recognisable_key_appears_in_no_output(tmp_path: Path) -> None:
+    cases = load_suite("basic", limit=3)
+    env = dict(os.environ)
+    env.update(
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        OPENAI_API_KEY=FAKE_KEY,
+        GEMINI_API_KEY=FAKE_KEY,
+        GOOGLE_API_KEY=FAKE_KEY,
+    )
+    with StubModelServer(solver_responder(cases)) as stub:
+        completed = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("critiquebench")), "run", "--limit", "3",
+                "--model", f"openai:stub@{stub.url}", "--output", "out", "--cache-dir", "cache",
+                "--run-id", "secret-1",
+            ],
+            cwd=tmp_path, env={**env, "PREFECT_LOGGING_LEVEL": "DEBUG"},
+            capture_output=True, timeout=300,
+        )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    needle = FAKE_KEY.encode()
+    assert needle not in completed.stdout and needle not in completed.stderr
+    scanned = 0
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            scanned += 1
+            assert needle not in path.read_bytes(), f"the key leaked into {path}"
+    assert scanned > 10  # Parquet tables, cache, Prefect database and logs were all read
