@@ -9,6 +9,14 @@ from critiquebench.critics._blocks import (
     JudgeVerdict,
     parse_verdict_blocks,
 )
+from critiquebench.critics._critic import (
+    CRITIC_SYSTEM,
+    REVIEWER_SYSTEM,
+    Critic,
+    CriticCall,
+    CriticResult,
+    CriticSettings,
+)
 from critiquebench.critics._hollow import HollowFinding, find_hollow
 from critiquebench.critics._quorum import (
     FAILING_DECISIONS,
@@ -34,13 +42,19 @@ from critiquebench.critics._verdict import (
 
 __all__ = [
     "CRITIC_SCHEMA",
+    "CRITIC_SYSTEM",
     "FAILING_DECISIONS",
     "FINDING_ACTIONS",
     "JUDGE_VERDICTS",
     "MAX_ISSUES",
     "NO_DEFECTS",
+    "REVIEWER_SYSTEM",
     "VERDICTS",
     "BlockParse",
+    "Critic",
+    "CriticCall",
+    "CriticResult",
+    "CriticSettings",
     "CriticVerdict",
     "Decision",
     "FindingAction",

@@ -13,6 +13,7 @@ FailureKind = Literal[
     "import",  # the artifact raised while being defined, or lacks the entry point
     "crash",  # the child process died (memory limit, signal) mid-run
     "not_run",  # a check that could not run because of a fatal failure before it
+    "critic",  # a finding of an LLM critic: shown to the fixer, never a measured defect
 ]
 
 FAILURE_KINDS: tuple[FailureKind, ...] = (

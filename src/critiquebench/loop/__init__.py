@@ -6,7 +6,9 @@ from critiquebench.loop._nodes import LoopDependencies, sampling_seed
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
 from critiquebench.loop._state import (
+    ARM_DESCRIPTIONS,
     ARMS,
+    CRITIC_ARMS,
     ESCALATING_REASONS,
     HALT_REASONS,
     Arm,
@@ -21,6 +23,8 @@ from critiquebench.loop._state import (
 
 __all__ = [
     "ARMS",
+    "ARM_DESCRIPTIONS",
+    "CRITIC_ARMS",
     "ESCALATING_REASONS",
     "HALT_REASONS",
     "Arm",

@@ -10,12 +10,13 @@ from critiquebench.loop._nodes import (
     LoopDependencies,
     escalate,
     fix,
+    make_critique,
     make_generate,
     make_judge,
 )
 from critiquebench.loop._prompts import first_draft_messages
 from critiquebench.loop._routing import Route, route_for
-from critiquebench.loop._state import Attempt, LoopOutcome, LoopSettings, LoopState
+from critiquebench.loop._state import CRITIC_ARMS, Attempt, LoopOutcome, LoopSettings, LoopState
 from critiquebench.suites import Case
 
 
@@ -30,24 +31,31 @@ def _after_judge(state: LoopState) -> Route:
 def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
     """Compile the loop for an arm.
 
-    Arm B: ``generate -> judge -> (END | fix -> generate | escalate)``.
     Arm A: ``generate -> judge -> END`` (judged once, for measurement only).
+    Arm B: ``generate -> judge -> (END | fix -> generate | escalate)``.
+    Arms C, D, E: ``generate -> judge -> critique -> (END | fix -> generate | escalate)``;
+    the judge still measures every arm, the critic decides what the fixer sees.
     """
-    feedback_edge = settings.arm != "A"
+    critic_arm = settings.arm in CRITIC_ARMS
     graph = StateGraph(LoopState)
     graph.add_node("generate", make_generate(deps))
-    graph.add_node("judge", make_judge(deps, feedback_edge=feedback_edge))
+    graph.add_node("judge", make_judge(deps, decides=settings.arm == "B"))
     graph.add_node("escalate", escalate)
     graph.add_edge(START, "generate")
     graph.add_conditional_edges("generate", _after_generate, ["judge", "escalate"])
-    if feedback_edge:
+    if settings.arm == "A":
+        graph.add_edge("judge", END)
+    else:
+        decider = "judge"
+        if critic_arm:
+            graph.add_node("critique", make_critique(deps))
+            graph.add_edge("judge", "critique")
+            decider = "critique"
         graph.add_node("fix", fix)
         graph.add_conditional_edges(
-            "judge", _after_judge, {"end": END, "fix": "fix", "escalate": "escalate"}
+            decider, _after_judge, {"end": END, "fix": "fix", "escalate": "escalate"}
         )
         graph.add_edge("fix", "generate")
-    else:
-        graph.add_edge("judge", END)
     graph.add_edge("escalate", END)
     return graph.compile()
 
@@ -71,6 +79,8 @@ def initial_state(case: Case, settings: LoopSettings, rep: int) -> LoopState:
         halt=None,
         error=None,
         escalation=None,
+        verifier_errors=0,
+        findings_killed=0,
     )
 
 
@@ -107,4 +117,6 @@ def run_loop(
         tokens_out=final["tokens_out"],
         error=final["error"],
         escalation=final["escalation"],
+        verifier_errors=final["verifier_errors"],
+        findings_killed=final["findings_killed"],
     )

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from critiquebench.judges import JudgeResult
+from critiquebench.critics import Critic, CriticCall
+from critiquebench.judges import Failure, JudgeResult
 from critiquebench.loop._extract import diff_summary, extract_code
-from critiquebench.loop._prompts import fix_messages
+from critiquebench.loop._prompts import fix_messages, task_prompt
 from critiquebench.loop._routing import best_attempt, decide_halt
-from critiquebench.loop._state import Attempt, CallRecord, Escalation, LoopState
+from critiquebench.loop._state import (
+    TEST_FEEDBACK_ARMS,
+    Attempt,
+    CallRecord,
+    Escalation,
+    HaltReason,
+    LoopState,
+)
 from critiquebench.models import CallContext, GenerationParams, ModelError, ModelProvider
 from critiquebench.suites import Case
 
@@ -27,10 +36,11 @@ class Node(Protocol):
 
 @dataclass(frozen=True)
 class LoopDependencies:
-    """The model and judge a loop calls; built once per process, shared by every case."""
+    """The model, judge and (for arms C-E) critic a loop calls; built once per process."""
 
     provider: ModelProvider
     judge: Judge
+    critic: Critic | None = None
 
 
 def sampling_seed(case_id: str, rep: int, iteration: int) -> int:
@@ -91,8 +101,12 @@ def make_generate(deps: LoopDependencies) -> Node:
     return generate
 
 
-def make_judge(deps: LoopDependencies, *, feedback_edge: bool) -> Node:
-    """Node: judge the artifact on every check, keep the failures the loop may see."""
+def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
+    """Node: judge the artifact on every check, keep the failures the loop may see.
+
+    ``decides``: this node makes the halt decision (arm B); arm A never loops, and
+    critic arms decide after the critique node.
+    """
 
     def judge(state: LoopState) -> Update:
         case, settings, history = state["case"], state["settings"], state["history"]
@@ -106,11 +120,10 @@ def make_judge(deps: LoopDependencies, *, feedback_edge: bool) -> Node:
             diff_summary=diff_summary(previous, state["artifact"]),
         )
         new_history = [*history, attempt]
-        if feedback_edge:
+        halt: HaltReason | None = "single_pass" if settings.arm == "A" else None
+        if decides:
             tokens = state["tokens_in"] + state["tokens_out"]
             halt = decide_halt(new_history, state["retry_count"], tokens, settings)
-        else:
-            halt = "single_pass"
         return {
             "history": new_history,
             "failures": attempt.feedback_failures,
@@ -119,6 +132,75 @@ def make_judge(deps: LoopDependencies, *, feedback_edge: bool) -> Node:
         }
 
     return judge
+
+
+def make_critique(deps: LoopDependencies) -> Node:
+    """Node: a separate-context critic (and quorum) reviews the artifact; then decide."""
+
+    def critique(state: LoopState) -> Update:
+        if deps.critic is None:
+            raise RuntimeError(f"arm {state['settings'].arm} needs a critic in LoopDependencies")
+        case, settings, history = state["case"], state["settings"], state["history"]
+        latest = history[-1]
+        context = CallContext(case_id=case.id, attempt=latest.iteration, rep=state["rep"])
+        review = deps.critic(task_prompt(case), latest.artifact, context)
+        findings = tuple(Failure(kind="critic", message=text) for text in review.findings)
+        reviewed = dataclasses.replace(
+            latest,
+            feedback_failures=latest.feedback_failures + findings,
+            critic_verdict=review.verdict.verdict,
+            findings_killed=review.killed,
+        )
+        new_history = [*history[:-1], reviewed]
+        records = [_critic_record(latest.iteration, call) for call in review.calls]
+        tokens_in = state["tokens_in"] + sum(r.original_tokens_in or 0 for r in records)
+        tokens_out = state["tokens_out"] + sum(r.original_tokens_out or 0 for r in records)
+        success: HaltReason = "passed" if settings.arm in TEST_FEEDBACK_ARMS else "critic_ok"
+        halt = decide_halt(
+            new_history, state["retry_count"], tokens_in + tokens_out, settings, success
+        )
+        return {
+            "history": new_history,
+            "failures": reviewed.feedback_failures,
+            "best": best_attempt(new_history),
+            "halt": halt,
+            "calls": [*state["calls"], *records],
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "verifier_errors": state["verifier_errors"] + review.verifier_errors,
+            "findings_killed": state["findings_killed"] + review.killed,
+        }
+
+    return critique
+
+
+def _critic_record(iteration: int, call: CriticCall) -> CallRecord:
+    completion = call.completion
+    if completion is None:
+        return CallRecord(
+            iteration, call.role, "", 0, 0, 0.0,
+            error=call.verifier_error, verifier_error=call.verifier_error,
+            parse_method=call.parse_method,
+        )  # fmt: skip
+    tokens_in, tokens_out = completion.experiment_tokens
+    return CallRecord(
+        iteration,
+        call.role,
+        completion.model,
+        completion.tokens_in,
+        completion.tokens_out,
+        completion.latency_s,
+        cached=completion.cached,
+        original_tokens_in=tokens_in,
+        original_tokens_out=tokens_out,
+        original_latency_s=_first(completion.original_latency_s, completion.latency_s),
+        verifier_error=call.verifier_error,
+        parse_method=call.parse_method,
+    )
+
+
+def _first(value: float | None, fallback: float) -> float:
+    return fallback if value is None else value
 
 
 def fix(state: LoopState) -> Update:

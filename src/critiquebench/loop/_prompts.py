@@ -26,7 +26,7 @@ Your previous answer:
 {artifact}
 ```
 
-The checks found these defects:
+{findings_header}
 {failures}
 {history}
 Fix only what the defects above point at; keep everything else unchanged. \
@@ -74,6 +74,11 @@ def fix_messages(case: Case, history: list[Attempt]) -> list[Message]:
     content = FIX_TEMPLATE.format(
         task=task_prompt(case),
         artifact=latest.artifact.strip("\n"),
+        findings_header=(
+            "A reviewer and the checks found these problems:"
+            if any(f.kind == "critic" for f in latest.feedback_failures)
+            else "The checks found these defects:"
+        ),
         failures=_failure_lines(latest.feedback_failures),
         history=_history_lines(history[:-1]),
     )

@@ -11,16 +11,21 @@ Route = Literal["end", "fix", "escalate"]
 
 
 def decide_halt(
-    history: list[Attempt], retry_count: int, tokens_used: int, settings: LoopSettings
+    history: list[Attempt],
+    retry_count: int,
+    tokens_used: int,
+    settings: LoopSettings,
+    success: HaltReason = "passed",
 ) -> HaltReason | None:
     """The reason to stop after the latest attempt, or None to go on fixing.
 
-    Rules apply in order: passed, budget_exhausted, no_progress, loop_detected,
-    stagnation, token_budget.
+    ``success`` names the halt when nothing visible is left: ``passed`` when tests
+    feed back, ``critic_ok`` for critic-only arms. Rules apply in order: success,
+    budget_exhausted, no_progress, loop_detected, stagnation, token_budget.
     """
     latest = history[-1]
     if latest.feedback_defects == 0:
-        return "passed"
+        return success
     if retry_count >= settings.retry_limit:
         return "budget_exhausted"
     if len(history) >= 2:
@@ -42,7 +47,7 @@ def route_for(halt: HaltReason | None) -> Route:
     """Where the graph goes for a halt decision."""
     if halt is None:
         return "fix"
-    if halt in ("passed", "single_pass"):
+    if halt in ("passed", "critic_ok", "single_pass"):
         return "end"
     return "escalate"
 

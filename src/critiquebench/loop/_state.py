@@ -5,15 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
+from critiquebench.critics import CriticSettings
 from critiquebench.judges import Failure, JudgeResult
 from critiquebench.models import Message
 from critiquebench.suites import Case
 
-Arm = Literal["A", "B"]
-ARMS: tuple[Arm, ...] = ("A", "B")
+Arm = Literal["A", "B", "C", "D", "E"]
+ARMS: tuple[Arm, ...] = ("A", "B", "C", "D", "E")
+ARM_DESCRIPTIONS: dict[Arm, str] = {
+    "A": "baseline: generate once",
+    "B": "tests: generate, run the feedback tests, fix",
+    "C": "critic: a separate-context LLM critic, no tests",
+    "D": "quorum: critic findings filtered by adversarial reviewers",
+    "E": "tests + critic: the fixer gets both",
+}
+CRITIC_ARMS: frozenset[Arm] = frozenset({"C", "D", "E"})
+TEST_FEEDBACK_ARMS: frozenset[Arm] = frozenset({"B", "E"})
 
 HaltReason = Literal[
     "passed",  # the feedback checks are green
+    "critic_ok",  # the critic (after the quorum) has nothing left for the fixer
     "single_pass",  # arm A: one draft, no feedback edge
     "budget_exhausted",  # retry_count reached retry_limit
     "no_progress",  # the new artifact equals the previous one
@@ -24,6 +35,7 @@ HaltReason = Literal[
 ]
 HALT_REASONS: tuple[HaltReason, ...] = (
     "passed",
+    "critic_ok",
     "single_pass",
     "budget_exhausted",
     "no_progress",
@@ -32,7 +44,11 @@ HALT_REASONS: tuple[HaltReason, ...] = (
     "token_budget",
     "error",
 )
-ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {"passed", "single_pass"}
+ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {
+    "passed",
+    "critic_ok",
+    "single_pass",
+}
 
 FeedbackMode = Literal["visible", "all"]
 
@@ -53,14 +69,18 @@ class LoopSettings:
     """Sampling temperature of every call."""
     max_tokens: int = 256
     """Upper bound on tokens generated per call."""
+    critic: CriticSettings = field(default_factory=CriticSettings)
+    """Critic policy and quorum (arms C, D, E)."""
 
     def feedback_origins(self) -> frozenset[str]:
-        """Check origins whose failures the loop is shown."""
+        """Check origins whose test failures the loop is shown (none for critic-only arms)."""
+        if self.arm not in TEST_FEEDBACK_ARMS:
+            return frozenset()
         return frozenset({"feedback", "heldout"} if self.feedback == "all" else {"feedback"})
 
     def recursion_limit(self) -> int:
-        """LangGraph step cap: three nodes per round, plus escalation and slack."""
-        return 3 * (self.retry_limit + 1) + 5
+        """LangGraph step cap: four nodes per round at most, plus escalation and slack."""
+        return 4 * (self.retry_limit + 1) + 5
 
 
 @dataclass(frozen=True)
@@ -68,13 +88,15 @@ class CallRecord:
     """One model call made by the loop."""
 
     iteration: int
-    role: Literal["actor", "fixer"]
+    role: Literal["actor", "fixer", "critic", "reviewer"]
     model: str
     tokens_in: int
     tokens_out: int
     latency_s: float
     error: str | None = None
     cached: bool = False
+    verifier_error: str | None = None
+    parse_method: str | None = None
     original_tokens_in: int | None = None
     original_tokens_out: int | None = None
     original_latency_s: float | None = None
@@ -89,6 +111,8 @@ class Attempt:
     result: JudgeResult
     feedback_failures: tuple[Failure, ...]
     diff_summary: str
+    critic_verdict: str | None = None
+    findings_killed: int = 0
 
     @property
     def feedback_defects(self) -> int:
@@ -128,6 +152,8 @@ class LoopState(TypedDict):
     halt: HaltReason | None
     error: str | None
     escalation: Escalation | None
+    verifier_errors: int
+    findings_killed: int
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,8 @@ class LoopOutcome:
     tokens_out: int
     error: str | None
     escalation: Escalation | None = field(default=None)
+    verifier_errors: int = 0
+    findings_killed: int = 0
 
     @property
     def escalated(self) -> bool:
