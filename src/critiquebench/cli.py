@@ -14,13 +14,17 @@ from critiquebench.analysis import (
     PriceFileError,
     PriceTable,
     build_report,
+    comparison_table,
     connect,
+    lessons_markdown,
     load_prices,
+    render_html_report,
     summary_table,
     verdict_lines,
 )
+from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
-from critiquebench.pipeline import RunConfig
+from critiquebench.pipeline import ResultStore, RunConfig
 from critiquebench.prefect_env import configure_prefect_environment
 from critiquebench.suites import SuiteFormatError, load_suite
 
@@ -139,19 +143,32 @@ def run(
         f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
         f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
     )
-    ab_matrix(config, prices=str(prices), target=target)
+    problem: Exception | None = None
+    try:
+        ab_matrix(config, prices=str(prices), target=target)
+    except Exception as exc:  # failed units or failed quality checks: report what landed
+        problem = exc
     _print_report(config.output, config.run_id, prices, target)
-    run_dir = config.output / config.run_id
+    _print_files(config.output / config.run_id)
+    # Prefect's shutdown of its temporary server can end the process without the
+    # usual buffer flush; a report that never reaches a redirected file is useless.
+    sys.stdout.flush()
+    if problem is not None:
+        errors.print(f"[bold red]the run did not finish cleanly:[/] {problem}", highlight=False)
+        raise typer.Exit(code=1)
+
+
+def _print_files(run_dir: Path) -> None:
     console.print(f"\nFiles written under {run_dir}:")
     for table in ("runs", "cases", "attempts", "calls"):
         count = len(list((run_dir / table).glob("*.parquet")))
         console.print(f"  {run_dir / table}/  ({count} Parquet file(s))")
+    for name in ("report.html", "lessons.md"):
+        if (run_dir / name).exists():
+            console.print(f"  {run_dir / name}")
     escalations = run_dir / "escalations"
     if escalations.exists():
         console.print(f"  {escalations}/  ({len(list(escalations.glob('*.md')))} record(s))")
-    # Prefect's shutdown of its temporary server can end the process without the
-    # usual buffer flush; a report that never reaches a redirected file is useless.
-    sys.stdout.flush()
 
 
 @app.command()
@@ -161,8 +178,52 @@ def report(
     prices: PricesOption = Path("data/prices.json"),
     target: TargetOption = 0.80,
 ) -> None:
-    """Print the per-arm report of a landed run, from its Parquet files alone."""
+    """Rebuild the report of a landed run from its Parquet files alone.
+
+    Prints the per-arm table and writes report.html and lessons.md into the run folder.
+    """
     _print_report(output, run_id, prices, target)
+    table = _load_prices(prices)
+    page = render_html_report(output, run_id, prices=table, target=target)
+    lessons = ResultStore(output).write_text(
+        run_id, "lessons.md", lessons_markdown(connect(output), run_id)
+    )
+    console.print(f"\n{page}\n{lessons}")
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="First run (e.g. one model).")],
+    run_b: Annotated[str, typer.Argument(help="Second run (e.g. another model).")],
+    output: OutputOption = Path("data/runs"),
+    prices: PricesOption = Path("data/prices.json"),
+    target: TargetOption = 0.80,
+) -> None:
+    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost."""
+    table = _load_prices(prices)
+    connection = connect(output)
+    reports = [build_report(connection, run, prices=table, target=target) for run in (run_a, run_b)]
+    for run, built in zip((run_a, run_b), reports, strict=True):
+        if not built.arms:
+            raise _fail(f"no results for run {run!r} under {output}")
+    console.print(comparison_table(reports[0], reports[1]))
+
+
+@app.command()
+def quorum(
+    vote_files: Annotated[
+        list[Path] | None, typer.Argument(help="Reviewer replies holding verdict blocks.")
+    ] = None,
+    stdin: Annotated[
+        bool, typer.Option("--stdin", help="Read replies from stdin, separated by '---' lines.")
+    ] = False,
+    threshold: Annotated[int, typer.Option(help="Votes a decision needs.")] = 2,
+) -> None:
+    """Tally reviewers' votes per finding; exit 1 if any finding is KILL or UNVERIFIED."""
+    text = sys.stdin.read() if stdin else None
+    printed, code = run_quorum_cli(None if stdin else list(vote_files or []), text, threshold)
+    console.print(printed, highlight=False, markup=False)
+    raise typer.Exit(code=code)
 
 
 @app.command("validate-suite")
@@ -175,18 +236,6 @@ def validate_suite(
     except (SuiteFormatError, FileNotFoundError) as exc:
         raise _fail(str(exc)) from None
     console.print(f"{path}: {len(cases)} valid case(s)")
-
-
-@app.command()
-def check(
-    run_id: Annotated[str, typer.Argument(help="The run to check.")],
-    output: OutputOption = Path("data/runs"),
-) -> None:
-    """Check a landed run's tables against the data-quality expectations (exit 1 on failure)."""
-    # Imported here: Great Expectations takes seconds to import; only this command needs it.
-    from critiquebench.quality import check_command
-
-    raise typer.Exit(code=check_command(run_id, output))
 
 
 @app.command()
@@ -214,6 +263,18 @@ def sql(
         raise _fail(f"query failed: {exc}") from None
     console.print(table)
     console.print(note)
+
+
+@app.command()
+def check(
+    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    output: OutputOption = Path("data/runs"),
+) -> None:
+    """Check a landed run's tables against the data-quality expectations (exit 1 on failure)."""
+    # Imported here: Great Expectations takes seconds to import; only this command needs it.
+    from critiquebench.quality import check_command
+
+    raise typer.Exit(code=check_command(run_id, output))
 
 
 def main() -> None:

@@ -50,3 +50,20 @@ def test_report_of_unknown_run_fails_clearly(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", "nope", "--output", str(tmp_path)])
     assert result.exit_code == 2
     assert "no results for run 'nope'" in result.output
+
+
+def test_quorum_cli_exit_codes(tmp_path: Path) -> None:
+    def vote(name: str, *actions: str) -> str:
+        path = tmp_path / name
+        lines = "\n".join(f"finding: F{n} action: {a}" for n, a in enumerate(actions, 1))
+        path.write_text(f"```verdict\nagent: {name}\n{lines}\n```\n")
+        return str(path)
+
+    keep = [vote(f"k{n}", "KEEP", "KEEP") for n in range(3)]
+    assert runner.invoke(app, ["quorum", *keep]).exit_code == 0
+    kill = [vote(f"r{n}", "REJECT", "KEEP") for n in range(2)] + [keep[0]]
+    result = runner.invoke(app, ["quorum", *kill])
+    assert result.exit_code == 1 and "KILL" in result.output
+    stdin = "\n---\n".join((tmp_path / Path(p).name).read_text() for p in keep[:2])
+    assert runner.invoke(app, ["quorum", "--stdin"], input=stdin).exit_code == 0
+    assert runner.invoke(app, ["quorum", str(tmp_path / "missing.md")]).exit_code == 2

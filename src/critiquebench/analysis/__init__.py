@@ -12,7 +12,10 @@ from critiquebench.analysis._cost import (
     load_prices,
 )
 from critiquebench.analysis._curve import IterationCurve, iteration_curve
+from critiquebench.analysis._html import render_html_report
+from critiquebench.analysis._lessons import lessons_markdown
 from critiquebench.analysis._report import ArmSummary, RunReport, arm_summaries, build_report
+from critiquebench.analysis._sql import interactive_help, query_table, views_sql
 from critiquebench.analysis._stats import (
     McNemarResult,
     ReductionEstimate,
@@ -20,7 +23,12 @@ from critiquebench.analysis._stats import (
     mcnemar_exact,
     paired_bootstrap_reduction,
 )
-from critiquebench.analysis._terminal import report_markdown, summary_table, verdict_lines
+from critiquebench.analysis._terminal import (
+    comparison_table,
+    report_markdown,
+    summary_table,
+    verdict_lines,
+)
 from critiquebench.analysis._views import connect
 
 __all__ = [
@@ -38,14 +46,20 @@ __all__ = [
     "arm_summaries",
     "build_report",
     "call_cost",
+    "comparison_table",
     "connect",
     "cost_per_defect_removed",
     "cost_summary",
+    "interactive_help",
     "iteration_curve",
+    "lessons_markdown",
     "load_prices",
     "mcnemar_exact",
     "paired_bootstrap_reduction",
+    "query_table",
+    "render_html_report",
     "report_markdown",
     "summary_table",
     "verdict_lines",
+    "views_sql",
 ]

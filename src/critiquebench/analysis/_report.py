@@ -32,7 +32,8 @@ SELECT
     avg(loops) AS mean_loops,
     count(*) FILTER (WHERE escalated) AS escalated,
     count(*) FILTER (WHERE error IS NOT NULL) AS errors,
-    sum(verifier_errors) AS verifier_errors
+    sum(verifier_errors) AS verifier_errors,
+    sum(findings_killed) AS findings_killed
 FROM cases WHERE run_id = $run_id GROUP BY arm ORDER BY arm
 """
 
@@ -78,6 +79,7 @@ class ArmSummary:
     escalated: int
     errors: int
     verifier_errors: int
+    findings_killed: int = 0
     halts: dict[str, int] = field(default_factory=dict)
     reduction: ReductionEstimate | None = None
     verdict: str | None = None
@@ -159,6 +161,7 @@ def build_report(
                 escalated=int(row["escalated"] or 0),
                 errors=int(row["errors"] or 0),
                 verifier_errors=int(row["verifier_errors"] or 0),
+                findings_killed=int(row["findings_killed"] or 0),
                 halts=halts.get(arm, {}),
                 cost_run=cost.run_cost if cost else 0.0,
                 cost_experiment=cost.experiment_cost if cost else 0.0,

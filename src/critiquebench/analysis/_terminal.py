@@ -47,6 +47,7 @@ def _cells(summary: ArmSummary) -> list[str]:
         f"{summary.cost_experiment:.4f}",
         str(summary.escalated),
         str(summary.verifier_errors),
+        str(summary.findings_killed),
     ]
 
 
@@ -106,3 +107,23 @@ def report_markdown(report: RunReport) -> str:
     ]
     verdict = "\n".join(f"- {line.strip()}" for line in verdict_lines(report))
     return f"# critiquebench run {report.run_id}\n\n" + "\n".join(rows) + "\n\n" + verdict + "\n"
+
+
+def comparison_table(first: RunReport, second: RunReport) -> Table:
+    """Two runs side by side, arm by arm (e.g. two models or two prompts)."""
+    table = Table(title=f"{first.run_id} vs {second.run_id}", title_justify="left")
+    for header in ("arm", "metric", first.run_id, second.run_id):
+        table.add_column(header, justify="left" if header in ("arm", "metric") else "right")
+    by_arm = {s.arm: s for s in second.arms}
+    for left in first.arms:
+        right = by_arm.get(left.arm)
+        rows = [
+            ("mean defects", f"{left.mean_defects:.2f}", right and f"{right.mean_defects:.2f}"),
+            ("reduction vs A", _reduction(left), right and _reduction(right)),
+            ("pass rate", f"{left.pass_rate:.0%}", right and f"{right.pass_rate:.0%}"),
+            ("p50 latency s", f"{left.p50_latency_s:.1f}", right and f"{right.p50_latency_s:.1f}"),
+            ("cost $", f"{left.cost_experiment:.4f}", right and f"{right.cost_experiment:.4f}"),
+        ]
+        for metric, a, b in rows:
+            table.add_row(left.arm, metric, a, b or "-")
+    return table

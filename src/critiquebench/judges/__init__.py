@@ -6,7 +6,7 @@ from critiquebench.judges._failure import (
     FailureKind,
     JudgeResult,
 )
-from critiquebench.judges._python import PythonJudge, SandboxLimits
+from critiquebench.judges._python import PythonJudge, SandboxLimits, probe_sandbox
 
 __all__ = [
     "FAILURE_KINDS",
@@ -15,4 +15,5 @@ __all__ = [
     "JudgeResult",
     "PythonJudge",
     "SandboxLimits",
+    "probe_sandbox",
 ]

@@ -267,3 +267,19 @@ def _check_kind(value: object) -> FailureKind:
     if value == "timeout":
         return "timeout"
     return "error"
+
+
+def probe_sandbox(limits: SandboxLimits | None = None) -> str:
+    """Run a trivial artifact once and say which fences the OS granted.
+
+    Called once per run so a missing fence (no network namespace, no user switch)
+    is stated in the log and the runs table instead of silently assumed.
+    """
+    probe = Case(
+        id="sandbox-probe",
+        prompt="",
+        entry_point="probe",
+        checks=(Check(source="assert probe() == 1", origin="feedback"),),
+    )
+    result = PythonJudge(limits)(probe, "def probe():\n    return 1\n")
+    return "; ".join(result.notes) or "no isolation report from the judge"

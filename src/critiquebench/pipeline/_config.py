@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from critiquebench.critics import CriticSettings, VerifierPolicy
 from critiquebench.loop import ARMS, Arm, FeedbackMode, LoopSettings
 from critiquebench.models import RateLimits, default_rate_limits, is_cacheable
 
@@ -48,6 +49,13 @@ class RunConfig(BaseModel):
     token_budget: int | None = Field(20_000, ge=1, description="Per-unit token budget.")
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(256, ge=16, description="Generated-token cap per call.")
+    verifier_policy: VerifierPolicy = Field(
+        "fail_open", description="An unusable critic reply counts as pass (fail_open) or fail."
+    )
+    reviewers: int = Field(1, ge=1, le=9, description="Quorum reviewers per finding (arm D).")
+    quorum_threshold: int | None = Field(
+        None, ge=1, description="Votes a quorum decision needs (None: a majority)."
+    )
     cache: bool = Field(True, description="Answer repeated calls from the call cache.")
     cache_dir: Path = Field(Path("data/cache"), description="Folder of the call cache.")
     max_calls_in_flight: int | None = Field(
@@ -96,8 +104,14 @@ class RunConfig(BaseModel):
 
     def loop_settings(self, arm: Arm) -> LoopSettings:
         """Settings of the loop for one arm of this run."""
+        critic = CriticSettings(
+            policy=self.verifier_policy,
+            reviewers=self.reviewers if arm == "D" else 0,
+            threshold=self.quorum_threshold or self.reviewers // 2 + 1,
+        )
         return LoopSettings(
             arm=arm,
+            critic=critic,
             retry_limit=self.retry_limit,
             token_budget=self.token_budget,
             feedback=self.feedback,

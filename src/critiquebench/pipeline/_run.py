@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import logging
 import platform
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from critiquebench.judges import PythonJudge
+from critiquebench.judges import PythonJudge, probe_sandbox
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
     CachingProvider,
@@ -26,6 +27,8 @@ from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
 from critiquebench.suites import Case, load_suite
 
+_log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -37,6 +40,7 @@ class RunPlan:
     work: list[tuple[Case, Unit]]
     planned: int
     skipped: int
+    sandbox: str
 
 
 @functools.cache
@@ -67,7 +71,11 @@ def _versions() -> str:
 
 
 def _run_row(
-    plan: RunPlan, status: str, failed: int, finished: dt.datetime | None
+    plan: RunPlan,
+    status: str,
+    failed: int,
+    finished: dt.datetime | None,
+    quality: str | None = None,
 ) -> dict[str, Any]:
     config = plan.config
     return {
@@ -84,12 +92,16 @@ def _run_row(
         "feedback": config.feedback,
         "token_budget": config.token_budget,
         "model": config.model,
+        "verifier_policy": config.verifier_policy,
+        "reviewers": config.reviewers,
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "max_concurrency": config.max_concurrency,
         "units_planned": plan.planned,
         "units_skipped": plan.skipped,
         "units_failed": failed,
+        "quality": quality,
+        "sandbox": plan.sandbox,
         "versions": _versions(),
     }
 
@@ -113,7 +125,10 @@ def start_run(config: RunConfig) -> RunPlan:
         work=work,
         planned=len(matrix),
         skipped=len(matrix) - len(work),
+        sandbox=probe_sandbox(),
     )
+    if "unavailable" in plan.sandbox or "could not" in plan.sandbox:
+        _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
     store.write_run_row(config.run_id, plan.invocation, _run_row(plan, "running", 0, None))
     return plan
 
@@ -125,8 +140,8 @@ def run_unit(case: Case, unit: Unit, config: RunConfig) -> Unit:
     return unit
 
 
-def finish_run(plan: RunPlan, failed: int) -> None:
-    """Record how this start of the run ended."""
-    status = "failed" if failed else "completed"
-    row = _run_row(plan, status, failed, dt.datetime.now(dt.UTC))
+def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> None:
+    """Record how this start of the run ended, and the data-quality outcome if checked."""
+    status = "failed" if failed or quality == "failed" else "completed"
+    row = _run_row(plan, status, failed, dt.datetime.now(dt.UTC), quality)
     ResultStore(plan.config.output).write_run_row(plan.config.run_id, plan.invocation, row)

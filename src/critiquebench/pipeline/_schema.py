@@ -35,7 +35,7 @@ def _unit_columns() -> list[Column]:
     return [
         Column("run_id", pa.string(), "Run identifier; the folder the row lives in."),
         Column("case_id", pa.string(), "Case id within the suite."),
-        Column("arm", pa.string(), "Loop configuration: A (baseline) or B (test-and-fix)."),
+        Column("arm", pa.string(), "Loop configuration A-E (see ARM_DESCRIPTIONS); A = baseline."),
         Column("rep", pa.int32(), "Repetition number, from 0."),
     ]
 
@@ -68,12 +68,21 @@ RUNS = [
     Column("feedback", pa.string(), "visible: loop saw feedback checks only; all: every check."),
     Column("token_budget", pa.int64(), "Per-unit token budget; null = none.", nullable=True),
     Column("model", pa.string(), "Model spec, e.g. local or replay:FILE."),
+    Column("verifier_policy", pa.string(), "What an unusable critic reply counts as."),
+    Column("reviewers", pa.int32(), "Quorum reviewers per finding (arm D)."),
     Column("temperature", pa.float64(), "Sampling temperature."),
     Column("max_tokens", pa.int32(), "Generated-token cap per call."),
     Column("max_concurrency", pa.int32(), "Units run at once."),
     Column("units_planned", pa.int32(), "Units in the full matrix."),
     Column("units_skipped", pa.int32(), "Units already written by an earlier start."),
     Column("units_failed", pa.int32(), "Units that raised instead of writing rows."),
+    Column(
+        "quality",
+        pa.string(),
+        "passed or failed: the data-quality checks of this start.",
+        nullable=True,
+    ),
+    Column("sandbox", pa.string(), "Fences the judge achieved (network, user) and gaps."),
     Column("versions", pa.string(), "JSON: versions of critiquebench and its key libraries."),
 ]
 
@@ -101,6 +110,8 @@ CASES = [
     Column("calls", pa.int32(), "Model calls made."),
     Column("cached_calls", pa.int32(), "Calls answered from the call cache."),
     Column("verifier_errors", pa.int32(), "Critic calls that failed or did not parse."),
+    Column("verifier_policy", pa.string(), "fail_open or fail_closed: what such an error meant."),
+    Column("findings_killed", pa.int32(), "Critic findings the quorum rejected (arm D)."),
     Column("error", pa.string(), "Model error that stopped the unit, if any.", nullable=True),
     Column("final_artifact", pa.string(), "The answer kept."),
     Column("finished_at", pa.timestamp("us", tz="UTC"), "When the unit's rows were written."),
@@ -118,6 +129,9 @@ ATTEMPTS = [
     Column("artifact", pa.string(), "The artifact judged."),
     Column("failures", pa.string(), "JSON list of failures (kind, line, expected, actual, ...)."),
     Column("diff_summary", pa.string(), "What changed versus the previous attempt."),
+    Column("critic_verdict", pa.string(), "pass, warn or fail (critic arms).", nullable=True),
+    Column("critic_findings", pa.string(), "JSON list of critic findings shown to the fixer."),
+    Column("findings_killed", pa.int32(), "Findings the quorum rejected on this attempt."),
     Column("judge_latency_s", pa.float64(), "Time the judge took, seconds."),
 ]
 
@@ -135,6 +149,13 @@ CALLS = [
     Column("original_tokens_out", pa.int64(), "Generated tokens of the call as first made."),
     Column("original_latency_s", pa.float64(), "Latency of the call as first made, seconds."),
     Column("error", pa.string(), "Error text when the call failed.", nullable=True),
+    Column("verifier_error", pa.string(), "Why a critic reply was unusable.", nullable=True),
+    Column(
+        "parse_method",
+        pa.string(),
+        "How a critic reply was read (json, fenced, ...).",
+        nullable=True,
+    ),
 ]
 
 TABLES: dict[str, list[Column]] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -10,8 +11,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
+from critiquebench.critics import Critic
 from critiquebench.judges import Failure
-from critiquebench.loop import Arm, Attempt, LoopDependencies, LoopOutcome, run_loop
+from critiquebench.loop import CRITIC_ARMS, Arm, Attempt, LoopDependencies, LoopOutcome, run_loop
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
 from critiquebench.suites import Case
@@ -58,8 +60,11 @@ def expand_matrix(cases: list[Case], config: RunConfig) -> list[tuple[Case, Unit
 
 def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConfig) -> UnitRows:
     """Run the loop for one unit and turn its outcome into rows."""
+    settings = config.loop_settings(unit.arm)
+    if unit.arm in CRITIC_ARMS:
+        deps = dataclasses.replace(deps, critic=Critic(deps.provider, settings.critic))
     started = time.perf_counter()
-    outcome = run_loop(case, deps, config.loop_settings(unit.arm), rep=unit.rep)
+    outcome = run_loop(case, deps, settings, rep=unit.rep)
     elapsed = time.perf_counter() - started
     return outcome_rows(case, unit, outcome, config, elapsed, deps.provider.model_name)
 
@@ -90,6 +95,11 @@ def _attempt_row(identity: Row, attempt: Attempt) -> Row:
         "artifact": attempt.artifact,
         "failures": _failure_json(result.failures),
         "diff_summary": attempt.diff_summary,
+        "critic_verdict": attempt.critic_verdict,
+        "critic_findings": json.dumps(
+            [f.message for f in attempt.feedback_failures if f.kind == "critic"]
+        ),
+        "findings_killed": attempt.findings_killed,
         "judge_latency_s": result.duration_s,
     }
 
@@ -121,6 +131,8 @@ def outcome_rows(
             "original_tokens_out": _first(call.original_tokens_out, call.tokens_out),
             "original_latency_s": _first(call.original_latency_s, call.latency_s),
             "error": call.error,
+            "verifier_error": call.verifier_error,
+            "parse_method": call.parse_method,
         }
         for index, call in enumerate(outcome.calls)
     ]
@@ -151,7 +163,9 @@ def outcome_rows(
         "tokens_out": outcome.tokens_out,
         "calls": len(outcome.calls),
         "cached_calls": sum(1 for call in outcome.calls if call.cached),
-        "verifier_errors": 0,
+        "verifier_errors": outcome.verifier_errors,
+        "verifier_policy": config.verifier_policy,
+        "findings_killed": outcome.findings_killed,
         "error": outcome.error,
         "final_artifact": final.artifact,
         "finished_at": dt.datetime.now(dt.UTC),

@@ -1,0 +1,97 @@
+"""Ad-hoc SQL over the DuckDB views, for the ``critiquebench sql`` command."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from critiquebench.analysis._views import connect
+from critiquebench.pipeline import TABLES
+
+EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table, str]:
+    """Run ``query`` over the views ``runs``, ``cases``, ``attempts``, ``calls`` of ``output``.
+
+    Returns the first ``max_rows`` rows as a rich table, and a line saying how many
+    rows there were or that some were left out. A bad query raises ``duckdb.Error``
+    with DuckDB's message.
+    """
+    cursor = connect(output).execute(query)
+    columns = [column[0] for column in cursor.description or []]
+    # One row past the limit tells whether there are more, without fetching them all.
+    rows = cursor.fetchmany(max_rows + 1)
+    shown = rows[:max_rows]
+    table = Table()
+    for index, name in enumerate(columns):
+        values = [row[index] for row in shown if row[index] is not None]
+        numeric = bool(values) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        )
+        table.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    for row in shown:
+        table.add_row(*(_cell(value) for value in row))
+    if len(rows) > max_rows:
+        return table, f"first {max_rows} rows shown; raise --max-rows to see more"
+    return table, f"{len(rows)} row(s)"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def views_sql(output: Path) -> str:
+    """``CREATE VIEW`` statements that give the duckdb CLI the same views as :func:`connect`.
+
+    A table with no files yet gets a comment instead: DuckDB refuses a glob that
+    matches nothing.
+    """
+    root = output.resolve()
+    lines = []
+    for table in TABLES:
+        if any(root.glob(f"*/{table}/*.parquet")):
+            pattern = _literal(f"{root}/*/{table}/*.parquet")
+            lines.append(
+                f"CREATE VIEW {table} AS SELECT * FROM read_parquet({pattern}, "
+                "union_by_name = true);"
+            )
+        else:
+            lines.append(f"-- no {table} files yet under {root}")
+    return "\n".join(lines)
+
+
+def interactive_help(output: Path) -> str:
+    """How to query the views interactively: a Python session, or the duckdb CLI."""
+    setup = (
+        "from pathlib import Path; from critiquebench.analysis import connect; "
+        # Double quotes inside, so shlex.quote can wrap it all in single quotes cleanly.
+        f"db = connect(Path({json.dumps(str(output.resolve()))}))"
+    )
+    python = f"{shlex.quote(sys.executable)} -i -c {shlex.quote(setup)}"
+    return "\n".join(
+        [
+            "No query given. Run one with:",
+            f'  critiquebench sql "{EXAMPLE}" --output {shlex.quote(str(output))}',
+            "",
+            "Or open an interactive Python session with the views loaded:",
+            f"  {python}",
+            f'  >>> db.sql("{EXAMPLE}").show()',
+            "",
+            "Or, in the duckdb CLI, create the same views with:",
+            views_sql(output),
+        ]
+    )

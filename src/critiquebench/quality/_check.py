@@ -1,0 +1,130 @@
+"""Checking one run: load its tables with DuckDB, validate them with GX, report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from critiquebench.quality._load import Frame, load_tables
+from critiquebench.quality._report import ExpectationOutcome, QualityReport
+
+if TYPE_CHECKING:
+    from great_expectations.core import ExpectationValidationResult
+
+SHOWN_ROWS = 5
+_FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SHOWN_ROWS}
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _error(info: dict[str, Any]) -> str | None:
+    """The message of an exception GX caught, whichever shape ``exception_info`` has."""
+    entries = [info] if "raised_exception" in info else list(info.values())
+    messages = [
+        str(e.get("exception_message")).removeprefix("Error: ").rstrip(".")
+        for e in entries
+        if isinstance(e, dict) and e.get("raised_exception")
+    ]
+    return "; ".join(dict.fromkeys(messages)) or None
+
+
+def _rule(kwargs: dict[str, Any]) -> str | None:
+    """The allowed values of a set or range expectation, in words."""
+    if "value_set" in kwargs:
+        return "allowed: " + ", ".join(str(value) for value in kwargs["value_set"])
+    bounds = [
+        f"{'>' if kwargs.get(f'strict_{side}') else sign} {kwargs[f'{side}_value']}"
+        for side, sign in (("min", ">="), ("max", "<="))
+        if kwargs.get(f"{side}_value") is not None
+    ]
+    return "allowed " + " and ".join(bounds) if bounds else None
+
+
+def _outcome(
+    table: str, result: ExpectationValidationResult, frame: Frame, keys: tuple[str, ...]
+) -> ExpectationOutcome:
+    config = result.expectation_config
+    assert config is not None  # GX fills it in for every result of a suite run
+    kwargs = config.kwargs
+    columns = [kwargs[k] for k in ("column", "column_A", "column_B") if k in kwargs]
+    columns += list(kwargs.get("column_list", []))
+    details: dict[str, Any] = result.result or {}
+    shown = [*keys, *columns, *(config.meta or {}).get("show", [])]
+    shown = [c for c in dict.fromkeys(shown) if c in frame.columns]
+    indexes = details.get("partial_unexpected_index_list") or []
+    missing = frame[shown].isna()
+    offending = tuple(
+        {c: None if missing.at[i, c] else _plain(frame.at[i, c]) for c in shown}
+        for i in indexes[:SHOWN_ROWS]
+    )
+    if not offending:
+        values = details.get("partial_unexpected_list") or []
+        offending = tuple({"value": _plain(v)} for v in values[:SHOWN_ROWS])
+    note = _error(result.exception_info or {})
+    absent = details.get("details", {}).get("mismatched", {}).get("missing")
+    if note is None and absent:
+        note = f"missing columns {', '.join(absent)}"
+    elif note is None and "observed_value" in details:
+        note = f"observed {details['observed_value']!r}"
+    elif note is None:
+        note = _rule(kwargs)
+    return ExpectationOutcome(
+        table=table,
+        expectation=str(config.type),
+        columns=tuple(str(c) for c in columns),
+        success=bool(result.success),
+        unexpected_count=details.get("unexpected_count"),
+        offending=offending,
+        description=config.description,
+        note=note,
+    )
+
+
+def check_run(output: Path, run_id: str) -> QualityReport:
+    """Validate every table of one run against its suite; the Parquet files are only read."""
+    run_dir = output / run_id
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"no run {run_id!r} under {output}")
+    # Imported here: Great Expectations takes seconds to import, and only this needs it.
+    import great_expectations as gx
+
+    from critiquebench.quality._suites import ROW_KEYS, build_suite, ephemeral_context
+
+    frames, retry_limit = load_tables(run_dir)
+    parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
+    context = ephemeral_context()
+    source = context.data_sources.add_pandas("critiquebench")
+    results: list[ExpectationOutcome] = []
+    for table, frame in frames.items():
+        batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
+        suite = context.suites.add(build_suite(table))
+        definition = context.validation_definitions.add(
+            gx.ValidationDefinition(name=table, data=batch, suite=suite)
+        )
+        validation = definition.run(
+            batch_parameters={"dataframe": frame},
+            expectation_parameters=parameters,
+            result_format=_FORMAT,
+        )
+        results += [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
+    return QualityReport(run_id, all(r.success for r in results), results)
+
+
+def check_command(run_id: str, output: Path) -> int:
+    """Print the quality report of a run; exit code 0 = passed, 1 = failed, 2 = no such run."""
+    try:
+        report = check_run(output, run_id)
+    except FileNotFoundError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        return 2
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    console.print(Markdown(report.markdown()))
+    return 0 if report.passed else 1

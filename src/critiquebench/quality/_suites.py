@@ -1,0 +1,164 @@
+"""The expectation suites: one per table, derived from the schema and the loop's vocabularies.
+
+Suites are static; what differs per run (its id, its retry limit) comes in as
+expectation parameters. Columns that need another table (an ``orphan`` flag, row
+counts per unit, contiguous iterations) are computed in DuckDB beforehand, see
+``_load.DERIVED_SQL``.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import great_expectations as gx
+import great_expectations.expectations as gxe
+import pyarrow as pa
+from great_expectations.data_context import EphemeralDataContext
+from great_expectations.data_context.types.base import (
+    DataContextConfig,
+    InMemoryStoreBackendDefaults,
+    ProgressBarsConfig,
+)
+from great_expectations.expectations.row_conditions import Column as RowColumn
+
+from critiquebench.loop import ARMS, HALT_REASONS, FeedbackMode
+from critiquebench.pipeline import TABLES
+
+# Arms C..E are being added to the loop; accept them before ``ARMS`` lists them.
+ALLOWED_ARMS: tuple[str, ...] = tuple(sorted({*ARMS, "A", "B", "C", "D", "E"}))
+RUN_STATUSES = ("running", "completed", "failed")
+UNIT_KEY = ("run_id", "case_id", "arm", "rep")
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "runs": ("run_id", "invocation_started_at", "status"),
+    "cases": UNIT_KEY,
+    "attempts": (*UNIT_KEY, "iteration"),
+    "calls": (*UNIT_KEY, "call_index"),
+}
+"""Columns that identify an offending row in a report."""
+
+RUN_ID = {"$PARAMETER": "run_ids"}
+RETRY_LIMIT = {"$PARAMETER": "retry_limit"}
+
+
+def _common(table: str) -> list[gxe.Expectation]:
+    """Required columns non-null, every count non-negative, rows belong to the run."""
+    columns = TABLES[table]
+    found: list[gxe.Expectation] = [
+        gxe.ExpectTableColumnsToMatchSet(
+            column_set=[c.name for c in columns],
+            exact_match=False,
+            description="every column of the schema is present",
+        )
+    ]
+    found += [gxe.ExpectColumnValuesToNotBeNull(column=c.name) for c in columns if not c.nullable]
+    found += [
+        gxe.ExpectColumnValuesToBeBetween(column=c.name, min_value=0)
+        for c in columns
+        if pa.types.is_integer(c.type) or pa.types.is_floating(c.type)
+    ]
+    found.append(gxe.ExpectColumnValuesToBeInSet(column="run_id", value_set=RUN_ID))
+    if table != "runs":
+        found.append(gxe.ExpectColumnValuesToBeInSet(column="arm", value_set=list(ALLOWED_ARMS)))
+    return found
+
+
+def _runs() -> list[gxe.Expectation]:
+    return [
+        gxe.ExpectTableRowCountToBeBetween(min_value=1, description="the run has a runs row"),
+        gxe.ExpectColumnValuesToBeInSet(column="status", value_set=list(RUN_STATUSES)),
+        gxe.ExpectColumnValuesToBeInSet(column="feedback", value_set=list(get_args(FeedbackMode))),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="arms", regex=f"^[{''.join(ALLOWED_ARMS)}](?:,[{''.join(ALLOWED_ARMS)}])*$"
+        ),
+        gxe.ExpectColumnUniqueValueCountToBeBetween(
+            column="retry_limit", min_value=1, max_value=1, description="one retry limit per run"
+        ),
+    ]
+
+
+def _cases() -> list[gxe.Expectation]:
+    return [
+        gxe.ExpectCompoundColumnsToBeUnique(
+            column_list=list(UNIT_KEY), description="one cases row per unit"
+        ),
+        gxe.ExpectColumnValuesToBeInSet(column="halt_reason", value_set=list(HALT_REASONS)),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="loops",
+            min_value=0,
+            max_value=RETRY_LIMIT,
+            description="loops within the run's retry limit",
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="latency_s",
+            min_value=0,
+            strict_min=True,
+            row_condition=RowColumn("calls") > 0,
+            description="a unit that called the model took time",
+            meta={"show": ["calls"]},
+        ),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="tokens_total",
+            min_value=1,
+            row_condition=RowColumn("tokens_expected") == True,  # noqa: E712 (builds a condition)
+            description="tokens counted when a metered (live, uncached, ok) call was made",
+            meta={"show": ["tokens_in", "tokens_out", "calls"]},
+        ),
+        gxe.ExpectColumnPairValuesToBeEqual(
+            column_A="calls", column_B="call_rows", description="calls matches its rows in calls"
+        ),
+        gxe.ExpectColumnPairValuesToBeEqual(
+            column_A="attempts",
+            column_B="attempt_rows",
+            description="attempts matches its rows in attempts",
+        ),
+    ]
+
+
+def _attempts() -> list[gxe.Expectation]:
+    return [
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "iteration"]),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="iteration_contiguous",
+            value_set=[True],
+            description="iterations run 0, 1, 2, ... within each unit",
+            meta={"show": ["iteration"]},
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="orphan",
+            value_set=[False],
+            description="every attempt belongs to a unit in cases",
+        ),
+    ]
+
+
+def _calls() -> list[gxe.Expectation]:
+    return [
+        gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "call_index"]),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="orphan", value_set=[False], description="every call belongs to a unit in cases"
+        ),
+    ]
+
+
+_SPECIFIC = {"runs": _runs, "cases": _cases, "attempts": _attempts, "calls": _calls}
+
+
+def build_suite(table: str) -> gx.ExpectationSuite:
+    """The expectation suite of one table (parameters: ``run_ids``, ``retry_limit``)."""
+    expectations = [*_common(table), *_SPECIFIC[table]()]
+    # The constructor skips add_expectation's pairwise duplicate search (quadratic), but
+    # drops an invalid expectation with only a log line, so make sure none was lost.
+    suite = gx.ExpectationSuite(name=f"critiquebench.{table}", expectations=expectations)
+    if len(suite.expectations) != len(expectations):
+        raise ValueError(f"an expectation of the {table} suite is invalid (see the log)")
+    return suite
+
+
+def ephemeral_context() -> EphemeralDataContext:
+    """An in-memory GX context: nothing written to disk, no analytics, no progress bars."""
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        analytics_enabled=False,
+        progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+    )
+    return gx.get_context(mode="ephemeral", project_config=config)

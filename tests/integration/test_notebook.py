@@ -1,0 +1,65 @@
+"""notebooks/analysis.ipynb runs top to bottom against a real (replayed) run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tests.integration.replay_run import build_replay_run
+
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "analysis.ipynb"
+SVG = "image/svg+xml"
+
+
+def _execute(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    # Keep the kernel's profile and connection files out of the home folder.
+    monkeypatch.setenv("IPYTHONDIR", str(workdir / "ipython"))
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(workdir / "jupyter-runtime"))
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=180,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    return notebook
+
+
+def _outputs(notebook: Any) -> list[Any]:
+    return [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs]
+
+
+def test_notebook_runs_on_the_run_given_by_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = tmp_path / "runs"
+    build_replay_run(output, "nb-1", limit=3, reps=1)
+    build_replay_run(output, "nb-2", limit=2, reps=1)  # newer, so chosen only by default
+    monkeypatch.setenv("CRITIQUEBENCH_OUTPUT", str(output))
+    monkeypatch.setenv("CRITIQUEBENCH_RUN_ID", "nb-1")
+    outputs = _outputs(_execute(tmp_path, monkeypatch))
+    assert not [out for out in outputs if out.output_type == "error"]
+    printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
+    assert "run: nb-1" in printed
+    assert "arm B: reduction" in printed
+    charts = [out.data[SVG] for out in outputs if SVG in out.get("data", {})]
+    assert len(charts) == 2
+    assert all("<svg" in chart and 'class="mark-' in chart for chart in charts)
+
+
+def test_notebook_defaults_to_the_newest_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = tmp_path / "runs"
+    build_replay_run(output, "zz-older", limit=1, reps=1)
+    build_replay_run(output, "aa-newer", limit=1, reps=1)  # newest by time, not by name
+    monkeypatch.setenv("CRITIQUEBENCH_OUTPUT", str(output))
+    monkeypatch.delenv("CRITIQUEBENCH_RUN_ID", raising=False)
+    outputs = _outputs(_execute(tmp_path, monkeypatch))
+    printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
+    assert "run: aa-newer" in printed

@@ -1,0 +1,247 @@
+"""Data-quality checks on a real (replayed) run's Parquet, clean and corrupted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from critiquebench.cli import app
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
+from critiquebench.quality import QualityCheckFailed, QualityReport, check_run
+from critiquebench.suites import load_suite
+
+RUN_ID = "quality-1"
+Rows = list[dict[str, Any]]
+
+
+def _replay_file(folder: Path, limit: int) -> Path:
+    """First draft wrong (a hollow body), the fix is the reference solution."""
+    lines = []
+    for case in load_suite("basic", limit=limit):
+        hollow = f"```python\ndef {case.entry_point}(*args):\n    return None\n```"
+        fixed = f"```python\n{case.reference_solution}\n```"
+        lines.append(json.dumps({"case_id": case.id, "answers": [hollow, fixed]}))
+    path = folder / "replay.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _fingerprint(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def clean_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 6-unit run (3 cases x arms A, B; retry limit 3) written without Prefect."""
+    folder = tmp_path_factory.mktemp("quality")
+    replay = _replay_file(folder, limit=3)
+    config = RunConfig(
+        suite="basic", limit=3, model=f"replay:{replay}", output=folder / "runs", run_id=RUN_ID
+    )
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    finish_run(plan, failed=0)
+    return config.output
+
+
+@pytest.fixture(scope="module")
+def original_fingerprint(clean_output: Path) -> dict[str, str]:
+    return _fingerprint(clean_output)
+
+
+def _rewrite(path: Path, change: Callable[[Rows], Rows]) -> None:
+    """Rewrite a Parquet file of the copy with changed rows, every column nullable."""
+    table = pq.read_table(path)
+    schema = pa.schema([field.with_nullable(True) for field in table.schema])
+    pq.write_table(pa.Table.from_pylist(change(table.to_pylist()), schema=schema), path)
+
+
+def _unit_file(run: Path, table: str, arm: str = "B") -> Path:
+    return sorted((run / table).glob(f"*__{arm}__r0.parquet"))[0]
+
+
+def _set(**values: Any) -> Callable[[Rows], Rows]:
+    return lambda rows: [{**row, **values} for row in rows]
+
+
+def _null_arm(run: Path) -> None:
+    _rewrite(_unit_file(run, "cases"), _set(arm=None))
+
+
+def _negative_tokens(run: Path) -> None:
+    _rewrite(_unit_file(run, "calls"), _set(tokens_in=-5))
+
+
+def _duplicate_unit(run: Path) -> None:
+    source = _unit_file(run, "cases")
+    shutil.copy(source, source.with_name("copy-of-" + source.name))
+
+
+def _too_many_loops(run: Path) -> None:
+    _rewrite(_unit_file(run, "cases"), _set(loops=7))
+
+
+def _orphan_call(run: Path) -> None:
+    source = _unit_file(run, "calls")
+    ghost = source.with_name("ghost.parquet")
+    shutil.copy(source, ghost)
+    _rewrite(ghost, _set(case_id="basic/999_ghost"))
+
+
+def _bad_halt_reason(run: Path) -> None:
+    _rewrite(_unit_file(run, "cases"), _set(halt_reason="gave_up"))
+
+
+def _iteration_gap(run: Path) -> None:
+    _rewrite(
+        _unit_file(run, "attempts"),
+        lambda rows: [{**r, "iteration": 2 * r["iteration"]} for r in rows],
+    )
+
+
+def _unknown_arm(run: Path) -> None:
+    _rewrite(_unit_file(run, "attempts"), _set(arm="Z"))
+
+
+def _unmetered_tokens(run: Path) -> None:
+    # Calls from a live model (not replay) but the unit counted no tokens.
+    _rewrite(_unit_file(run, "calls"), _set(model="local"))
+
+
+def _lost_calls_file(run: Path) -> None:
+    _unit_file(run, "calls").unlink()
+
+
+CORRUPTIONS = {
+    "null arm": (_null_arm, "cases", "expect_column_values_to_not_be_null", ("arm",)),
+    "negative tokens": (
+        _negative_tokens,
+        "calls",
+        "expect_column_values_to_be_between",
+        ("tokens_in",),
+    ),
+    "duplicate unit": (
+        _duplicate_unit,
+        "cases",
+        "expect_compound_columns_to_be_unique",
+        ("run_id", "case_id", "arm", "rep"),
+    ),
+    "loops over the limit": (
+        _too_many_loops,
+        "cases",
+        "expect_column_values_to_be_between",
+        ("loops",),
+    ),
+    "orphan call": (_orphan_call, "calls", "expect_column_values_to_be_in_set", ("orphan",)),
+    "unknown halt reason": (
+        _bad_halt_reason,
+        "cases",
+        "expect_column_values_to_be_in_set",
+        ("halt_reason",),
+    ),
+    "iteration gap": (
+        _iteration_gap,
+        "attempts",
+        "expect_column_values_to_be_in_set",
+        ("iteration_contiguous",),
+    ),
+    "unknown arm": (_unknown_arm, "attempts", "expect_column_values_to_be_in_set", ("arm",)),
+    "tokens missing": (
+        _unmetered_tokens,
+        "cases",
+        "expect_column_values_to_be_between",
+        ("tokens_total",),
+    ),
+    "lost calls file": (
+        _lost_calls_file,
+        "cases",
+        "expect_column_pair_values_to_be_equal",
+        ("calls", "call_rows"),
+    ),
+}
+
+
+def _failures(report: QualityReport) -> set[tuple[str, str, tuple[str, ...]]]:
+    return {(f.table, f.expectation, f.columns) for f in report.failures}
+
+
+def test_clean_run_passes_and_is_left_untouched(
+    clean_output: Path, original_fingerprint: dict[str, str]
+) -> None:
+    report = check_run(clean_output, RUN_ID)
+    assert report.passed, report.markdown()
+    assert {r.table for r in report.results} == {"runs", "cases", "attempts", "calls"}
+    checked = {(r.table, r.expectation) for r in report.results}
+    assert ("cases", "expect_compound_columns_to_be_unique") in checked
+    assert ("calls", "expect_column_values_to_be_in_set") in checked
+    assert "passed" in report.markdown()
+    assert _fingerprint(clean_output) == original_fingerprint
+
+
+@pytest.mark.parametrize("name", list(CORRUPTIONS))
+def test_each_corruption_is_caught_by_its_expectation(
+    name: str, clean_output: Path, original_fingerprint: dict[str, str], tmp_path: Path
+) -> None:
+    corrupt, table, expectation, columns = CORRUPTIONS[name]
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    corrupt(copy / RUN_ID)
+    corrupted = _fingerprint(copy)
+
+    report = check_run(copy, RUN_ID)
+
+    assert not report.passed
+    assert (table, expectation, columns) in _failures(report), report.markdown()
+    failing = next(
+        f
+        for f in report.failures
+        if (f.table, f.expectation, f.columns) == (table, expectation, columns)
+    )
+    assert failing.offending, "the report shows the offending rows"
+    assert f"### {failing.label()}" in report.markdown()
+    assert failing.label() in str(QualityCheckFailed(report))
+    assert _fingerprint(copy) == corrupted  # the checked files were only read
+    assert _fingerprint(clean_output) == original_fingerprint
+
+
+def test_markdown_names_the_offending_rows(clean_output: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    _too_many_loops(copy / RUN_ID)
+    text = check_run(copy, RUN_ID).markdown()
+    assert "FAILED" in text
+    assert "loops within the run's retry limit" in text
+    assert "arm='B'" in text and "loops=7" in text
+
+
+runner = CliRunner()
+
+
+def test_check_command_exit_codes(clean_output: Path, tmp_path: Path) -> None:
+    ok = runner.invoke(app, ["check", RUN_ID, "--output", str(clean_output)])
+    assert ok.exit_code == 0, ok.output
+    assert "passed" in ok.output
+
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    _bad_halt_reason(copy / RUN_ID)
+    bad = runner.invoke(app, ["check", RUN_ID, "--output", str(copy)])
+    assert bad.exit_code == 1
+    assert "expect_column_values_to_be_in_set" in bad.output and "halt_reason" in bad.output
+
+    missing = runner.invoke(app, ["check", "no-such-run", "--output", str(clean_output)])
+    assert missing.exit_code == 2
