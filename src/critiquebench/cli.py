@@ -33,8 +33,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-# Piped output (CI logs, files) has no terminal width; 120 columns keeps the table whole.
-console = Console(width=None if sys.stdout.isatty() else 120)
+# Piped output (CI logs, files) has no terminal width; 160 columns keeps the table whole.
+console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True)
 
 OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Folder that holds every run.")]
@@ -95,6 +95,13 @@ def run(
     token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
+    verifier_policy: Annotated[
+        str, typer.Option(help="An unusable critic reply counts as pass (fail_open) or fail.")
+    ] = "fail_open",
+    reviewers: Annotated[int, typer.Option(help="Quorum reviewers per finding (arm D).")] = 1,
+    quorum_threshold: Annotated[
+        int | None, typer.Option(help="Votes a quorum decision needs (default: a majority).")
+    ] = None,
     cache: Annotated[
         bool, typer.Option("--cache/--no-cache", help="Answer repeated calls from the cache.")
     ] = True,
@@ -121,6 +128,9 @@ def run(
         "token_budget": token_budget or None,
         "temperature": temperature,
         "max_tokens": max_tokens,
+        "verifier_policy": verifier_policy,
+        "reviewers": reviewers,
+        "quorum_threshold": quorum_threshold,
         "cache": cache,
         "cache_dir": cache_dir,
         "max_calls_in_flight": max_calls_in_flight,

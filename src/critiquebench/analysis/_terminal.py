@@ -19,6 +19,7 @@ _HEADERS = (
     "cost $",
     "escal.",
     "verif.err",
+    "killed",
 )
 
 

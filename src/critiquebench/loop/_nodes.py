@@ -72,30 +72,13 @@ def make_generate(deps: LoopDependencies) -> Node:
             return {"calls": [*state["calls"], record], "error": str(exc), "halt": "error"}
         # Counters use the call's experiment cost, so a cache hit changes neither
         # the token budget's decisions nor the arm's reported cost.
-        tokens_in, tokens_out = completion.experiment_tokens
-        latency = (
-            completion.latency_s
-            if completion.original_latency_s is None
-            else completion.original_latency_s
-        )
-        record = CallRecord(
-            iteration,
-            role,
-            completion.model,
-            completion.tokens_in,
-            completion.tokens_out,
-            completion.latency_s,
-            cached=completion.cached,
-            original_tokens_in=tokens_in,
-            original_tokens_out=tokens_out,
-            original_latency_s=latency,
-        )
+        record = CallRecord.of(iteration, role, completion)
         return {
             "artifact": extract_code(case, completion.text),
             "calls": [*state["calls"], record],
-            "tokens_in": state["tokens_in"] + tokens_in,
-            "tokens_out": state["tokens_out"] + tokens_out,
-            "latency_s": state["latency_s"] + latency,
+            "tokens_in": state["tokens_in"] + (record.original_tokens_in or 0),
+            "tokens_out": state["tokens_out"] + (record.original_tokens_out or 0),
+            "latency_s": state["latency_s"] + completion.experiment_latency_s,
         }
 
     return generate
@@ -182,25 +165,13 @@ def _critic_record(iteration: int, call: CriticCall) -> CallRecord:
             error=call.verifier_error, verifier_error=call.verifier_error,
             parse_method=call.parse_method,
         )  # fmt: skip
-    tokens_in, tokens_out = completion.experiment_tokens
-    return CallRecord(
+    return CallRecord.of(
         iteration,
         call.role,
-        completion.model,
-        completion.tokens_in,
-        completion.tokens_out,
-        completion.latency_s,
-        cached=completion.cached,
-        original_tokens_in=tokens_in,
-        original_tokens_out=tokens_out,
-        original_latency_s=_first(completion.original_latency_s, completion.latency_s),
+        completion,
         verifier_error=call.verifier_error,
         parse_method=call.parse_method,
     )
-
-
-def _first(value: float | None, fallback: float) -> float:
-    return fallback if value is None else value
 
 
 def fix(state: LoopState) -> Update:

@@ -7,7 +7,7 @@ from typing import Literal, TypedDict
 
 from critiquebench.critics import CriticSettings
 from critiquebench.judges import Failure, JudgeResult
-from critiquebench.models import Message
+from critiquebench.models import Completion, Message
 from critiquebench.suites import Case
 
 Arm = Literal["A", "B", "C", "D", "E"]
@@ -51,6 +51,7 @@ ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {
 }
 
 FeedbackMode = Literal["visible", "all"]
+CallRole = Literal["actor", "fixer", "critic", "reviewer"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +89,7 @@ class CallRecord:
     """One model call made by the loop."""
 
     iteration: int
-    role: Literal["actor", "fixer", "critic", "reviewer"]
+    role: CallRole
     model: str
     tokens_in: int
     tokens_out: int
@@ -97,6 +98,34 @@ class CallRecord:
     cached: bool = False
     verifier_error: str | None = None
     parse_method: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        iteration: int,
+        role: CallRole,
+        completion: Completion,
+        *,
+        verifier_error: str | None = None,
+        parse_method: str | None = None,
+    ) -> CallRecord:
+        """The record of a completed call; cache hits keep their original cost apart."""
+        tokens_in, tokens_out = completion.experiment_tokens
+        return cls(
+            iteration,
+            role,
+            completion.model,
+            completion.tokens_in,
+            completion.tokens_out,
+            completion.latency_s,
+            cached=completion.cached,
+            original_tokens_in=tokens_in,
+            original_tokens_out=tokens_out,
+            original_latency_s=completion.experiment_latency_s,
+            verifier_error=verifier_error,
+            parse_method=parse_method,
+        )
+
     original_tokens_in: int | None = None
     original_tokens_out: int | None = None
     original_latency_s: float | None = None

@@ -32,6 +32,33 @@ DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
 _KEY_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 
 
+SECRET_BLOCK_VARIABLE = "CRITIQUEBENCH_GEMINI_SECRET_BLOCK"
+
+
+def gemini_api_key() -> str:
+    """The API key: GOOGLE_API_KEY or GEMINI_API_KEY, else the Prefect Secret block
+    named by CRITIQUEBENCH_GEMINI_SECRET_BLOCK (for workers that hold no plain key).
+    """
+    key = next((v for n in _KEY_VARIABLES if (v := os.environ.get(n, "").strip())), "")
+    if key:
+        return key
+    block = os.environ.get(SECRET_BLOCK_VARIABLE, "").strip()
+    if block:
+        from prefect.blocks.system import Secret
+
+        try:
+            value = Secret.load(block).get()  # type: ignore[union-attr]
+        except ValueError as exc:
+            raise ModelError(f"Prefect Secret block {block!r} could not be loaded: {exc}") from None
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        raise ModelError(f"Prefect Secret block {block!r} holds no API key string")
+    raise ModelError(
+        "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or name a Prefect "
+        f"Secret block in {SECRET_BLOCK_VARIABLE}"
+    )
+
+
 class GeminiProvider:
     """``generateContent`` on the Gemini API; the key comes from the environment.
 
@@ -49,9 +76,7 @@ class GeminiProvider:
         thinking_budget: int | None = None,
         retry: RetryPolicy | None = None,
     ) -> None:
-        key = next((v for n in _KEY_VARIABLES if (v := os.environ.get(n, "").strip())), "")
-        if not key:
-            raise ModelError("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+        key = gemini_api_key()
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
         from google import genai

@@ -56,6 +56,11 @@ class Completion:
         out = self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
         return tokens_in, out
 
+    @property
+    def experiment_latency_s(self) -> float:
+        """Latency of the call as first made, cache or not."""
+        return self.latency_s if self.original_latency_s is None else self.original_latency_s
+
 
 @dataclass(frozen=True, kw_only=True)
 class CallContext:

@@ -12,7 +12,7 @@ from critiquebench.models._limiter import RateLimits
 from critiquebench.models._provider import ModelProvider
 
 MODEL_SPEC_HELP = (
-    "local | local:PATH.gguf | replay:PATH.jsonl | gemini | gemini:MODEL "
+    "local | local:PATH.gguf | replay:PATH.jsonl | gemini | gemini:MODEL[@BASE_URL] "
     "(key in GEMINI_API_KEY) | openai:MODEL@BASE_URL (e.g. openai:qwen2.5-coder:7b@"
     "http://localhost:11434; key, if any, in OPENAI_API_KEY)"
 )
@@ -33,7 +33,9 @@ def provider_from_spec(spec: str) -> ModelProvider:
     if kind == "gemini":
         from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
 
-        return GeminiProvider(argument or DEFAULT_GEMINI_MODEL)
+        # gemini:MODEL@BASE_URL goes through a proxy or gateway (as GOOGLE_GEMINI_BASE_URL does).
+        model, _, base_url = argument.partition("@")
+        return GeminiProvider(model or DEFAULT_GEMINI_MODEL, base_url=base_url or None)
     if kind == "openai":
         from critiquebench.models._openai_compat import OpenAICompatibleProvider
 

@@ -25,17 +25,17 @@ def table() -> PriceTable:
 
 
 def test_default_file_prices(table: PriceTable) -> None:
-    assert table.price_for("gemini-2.5-flash") == Price(0.30, 2.50)
-    assert table.price_for("gemini-2.5-pro") == Price(1.25, 10.00)
-    assert table.price_for("gemini-2.5-flash-lite") == Price(0.10, 0.40)
+    assert table.price_for("gemini:gemini-2.5-flash") == Price(0.30, 2.50)
+    assert table.price_for("gemini:gemini-2.5-pro") == Price(1.25, 10.00)
+    assert table.price_for("gemini:gemini-2.5-flash-lite") == Price(0.10, 0.40)
 
 
 def test_prefix_matching_prefers_the_longest_prefix(table: PriceTable) -> None:
     assert table.price_for("local:smollm2-135m") == Price(0.0, 0.0)
     assert table.price_for("replay:answers.jsonl") == Price(0.0, 0.0)
     # Both gemini-2.5-flash and gemini-2.5-flash-lite are prefixes: the longer wins.
-    assert table.price_for("gemini-2.5-flash-lite-001") == Price(0.10, 0.40)
-    assert table.price_for("gemini-2.5-flash-001") == Price(0.30, 2.50)
+    assert table.price_for("gemini:gemini-2.5-flash-lite-001") == Price(0.10, 0.40)
+    assert table.price_for("gemini:gemini-2.5-flash-001") == Price(0.30, 2.50)
 
 
 def test_unknown_model_is_free_but_flagged(table: PriceTable) -> None:
@@ -44,18 +44,18 @@ def test_unknown_model_is_free_but_flagged(table: PriceTable) -> None:
 
 def test_call_cost_arithmetic(table: PriceTable) -> None:
     # 1M in at 0.30 + 200k out at 2.50 = 0.30 + 0.50.
-    assert call_cost("gemini-2.5-flash", 1_000_000, 200_000, table) == pytest.approx(0.80)
-    assert call_cost("gemini-2.5-pro", 2_000, 500, table) == pytest.approx(0.0025 + 0.005)
+    assert call_cost("gemini:gemini-2.5-flash", 1_000_000, 200_000, table) == pytest.approx(0.80)
+    assert call_cost("gemini:gemini-2.5-pro", 2_000, 500, table) == pytest.approx(0.0025 + 0.005)
     assert call_cost("local:smollm2", 5_000, 5_000, table) == 0.0
     with pytest.raises(ValueError):
-        call_cost("gemini-2.5-pro", -1, 0, table)
+        call_cost("gemini:gemini-2.5-pro", -1, 0, table)
 
 
 def test_summary_separates_run_cost_from_experiment_cost(table: PriceTable) -> None:
     calls = [
-        CallCost.priced("gemini-2.5-flash", 1_000_000, 200_000, False, table),  # 0.80
-        CallCost.priced("gemini-2.5-flash", 1_000_000, 200_000, True, table),  # 0.80, cached
-        CallCost.priced("gemini-2.5-pro", 100_000, 10_000, False, table),  # 0.225
+        CallCost.priced("gemini:gemini-2.5-flash", 1_000_000, 200_000, False, table),  # 0.80
+        CallCost.priced("gemini:gemini-2.5-flash", 1_000_000, 200_000, True, table),  # 0.80, cached
+        CallCost.priced("gemini:gemini-2.5-pro", 100_000, 10_000, False, table),  # 0.225
         CallCost.priced("mystery-model", 9_999, 9_999, False, table),  # unknown: 0
     ]
     summary = cost_summary(calls)

@@ -22,7 +22,11 @@ def gemini_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("gemini_key")
 @pytest.mark.parametrize(
     ("spec", "name"),
-    [("gemini", "gemini:gemini-2.5-flash"), ("gemini:gemini-2.5-pro", "gemini:gemini-2.5-pro")],
+    [
+        ("gemini", "gemini:gemini-2.5-flash"),
+        ("gemini:gemini-2.5-pro", "gemini:gemini-2.5-pro"),
+        ("gemini:gemini-2.5-pro@http://127.0.0.1:9", "gemini:gemini-2.5-pro"),
+    ],
 )
 def test_gemini_specs(spec: str, name: str) -> None:
     provider = provider_from_spec(spec)
