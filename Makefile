@@ -51,6 +51,9 @@ test: venv lint
 
 bench: venv
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/concurrency.py
+	$(BIN)/python bench/bootstrap.py
+	$(BIN)/python bench/runners.py
 
 clean:
 	rm -rf $(VENV) .prefect .pytest_cache .mypy_cache .ruff_cache

@@ -11,14 +11,14 @@ from uuid import UUID
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import PrefectFuture, as_completed
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from critiquebench.pipeline import RunConfig, finish_run, start_run
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
-from tasks.run_unit import run_unit_task
+from tasks.run_unit import UnitDone, run_unit_task
+from tasks.runners import RunnerName, make_task_runner, started
 
 
 @flow(name="ab-matrix")
@@ -26,16 +26,22 @@ def ab_matrix(
     config: RunConfig | None = None,
     prices: str = "data/prices.json",
     target: float = 0.80,
+    task_runner: RunnerName = "threads",
+    dask_address: str | None = None,
 ) -> dict[str, Any]:
     """Run cases x arms x reps through the critique loop, check the data, report per arm.
 
     ``config`` holds every run setting (see ``RunConfig``; defaults: the ``basic``
     suite, arms A and B, the local model). Re-running with an existing
     ``config.run_id`` resumes that run: units already written are skipped.
+    ``task_runner`` runs the units on threads of this process (``threads``), on Dask
+    worker processes (``dask``: a local cluster of ``config.max_concurrency`` workers,
+    or the scheduler at ``dask_address``) or on Ray (``ray``); see tasks/runners.py.
     """
     config = config or RunConfig()
     logger = get_run_logger()
     key = re.sub(r"[^a-z0-9-]+", "-", config.run_id.lower())
+    units_runner = make_task_runner(task_runner, config.max_concurrency, dask_address)
     plan = start_run(config)
     total = len(plan.work)
     logger.info(
@@ -46,17 +52,15 @@ def ab_matrix(
     progress_id = create_progress_artifact(0.0, key=f"progress-{key}", description="units done")
     assert isinstance(progress_id, UUID)
     failed = 0
-    task_runner: ThreadPoolTaskRunner[Any] = ThreadPoolTaskRunner(
-        max_workers=config.max_concurrency
-    )
-    with task_runner as runner, UnitProgress(total, time.monotonic) as progress:
-        futures: list[PrefectFuture[Any]] = [
+    workers: set[int] = set()
+    with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
+        futures: list[PrefectFuture[UnitDone]] = [
             runner.submit(run_unit_task, {"case": case, "unit": unit, "config": config})
             for case, unit in plan.work
         ]
         for done, future in enumerate(as_completed(futures), start=1):
             try:
-                future.result()
+                workers.add(future.result().worker_pid)
             except Exception as exc:  # one broken unit must not stop the others
                 failed += 1
                 logger.error("unit failed: %s", exc)
@@ -70,4 +74,9 @@ def ab_matrix(
         raise QualityCheckFailed(quality)
     if failed:
         raise RuntimeError(f"{failed} of {total} units failed; rerun with run_id={config.run_id}")
-    return {"run_id": config.run_id, "output": str(config.output), "units_failed": failed}
+    return {
+        "run_id": config.run_id,
+        "output": str(config.output),
+        "units_failed": failed,
+        "worker_pids": sorted(workers),
+    }

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from critiquebench.pipeline import RunConfig, Unit, run_unit
 from critiquebench.suites import Case
+
+
+@dataclass(frozen=True)
+class UnitDone:
+    """What a finished unit task returns: the unit, and the process that ran it."""
+
+    unit: Unit
+    worker_pid: int
 
 
 @task(
@@ -15,6 +26,6 @@ from critiquebench.suites import Case
     cache_policy=NO_CACHE,
     persist_result=False,
 )
-def run_unit_task(case: Case, unit: Unit, config: RunConfig) -> Unit:
+def run_unit_task(case: Case, unit: Unit, config: RunConfig) -> UnitDone:
     """Run the loop on one unit and write its rows (see critiquebench.pipeline.run_unit)."""
-    return run_unit(case, unit, config)
+    return UnitDone(run_unit(case, unit, config), os.getpid())

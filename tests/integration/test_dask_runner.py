@@ -1,0 +1,121 @@
+"""The ab-matrix flow on Dask worker processes gives the same rows as on threads."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from critiquebench.analysis import connect
+from critiquebench.pipeline import RunConfig, dependencies_for
+from flows.ab_matrix import ab_matrix
+from tests.integration.replay_run import write_replay_file
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
+
+OUTCOME_SQL = """
+    SELECT case_id, arm, rep, defects_initial, defects_final, halt_reason, passed, loops
+    FROM cases WHERE run_id = ? ORDER BY case_id, arm, rep
+"""
+
+
+def _config(tmp_path: Path, run_id: str, limit: int) -> RunConfig:
+    replay = write_replay_file(tmp_path / f"replay-{limit}.jsonl", limit=limit)
+    return RunConfig(
+        suite="basic",
+        limit=limit,
+        arms=("A", "B"),
+        model=f"replay:{replay}",
+        max_concurrency=2,
+        output=tmp_path / "runs",
+        cache_dir=tmp_path / "cache",
+        run_id=run_id,
+    )
+
+
+def _outcomes(output: Path, run_id: str) -> list[tuple[Any, ...]]:
+    return connect(output).execute(OUTCOME_SQL, [run_id]).fetchall()
+
+
+def _provider_lookups() -> tuple[int, int]:
+    """Run inside a Dask worker: (providers built, providers reused) in this process."""
+    info = dependencies_for.cache_info()
+    return info.misses, info.hits
+
+
+@pytest.fixture()
+def cluster() -> Iterator[Any]:
+    """A local two-process Dask cluster, as a scheduler already running elsewhere."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as running:
+        yield running
+
+
+def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) -> None:
+    threads = ab_matrix(_config(tmp_path, "threads-1", limit=3))
+    dask = ab_matrix(_config(tmp_path, "dask-1", limit=3), task_runner="dask")
+    assert threads["worker_pids"] == [os.getpid()]
+    assert dask["worker_pids"] and os.getpid() not in dask["worker_pids"]
+    assert len(dask["worker_pids"]) <= 2  # n_workers = max_concurrency
+    rows = _outcomes(tmp_path / "runs", "dask-1")
+    assert len(rows) == 6
+    assert {row[5] for row in rows} >= {"single_pass", "passed"}  # the replay varies
+    assert rows == _outcomes(tmp_path / "runs", "threads-1")
+    runs = connect(tmp_path / "runs").execute(
+        "SELECT run_id, status, quality FROM runs ORDER BY run_id"
+    )
+    assert runs.fetchall() == [
+        ("dask-1", "completed", "passed"),
+        ("threads-1", "completed", "passed"),
+    ]
+
+
+def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, cluster: Any) -> None:
+    from distributed import Client
+
+    result = ab_matrix(
+        _config(tmp_path, "dask-address-1", limit=4),
+        task_runner="dask",
+        dask_address=cluster.scheduler_address,
+    )
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+        lookups = client.run(_provider_lookups)
+    ran_units = {address for address, pid in pids.items() if pid in result["worker_pids"]}
+    assert ran_units and os.getpid() not in result["worker_pids"]
+    for address, (built, _reused) in lookups.items():
+        assert built == (1 if address in ran_units else 0), lookups
+    assert sum(built + reused for built, reused in lookups.values()) == 8  # one per unit
+    assert len(_outcomes(tmp_path / "runs", "dask-address-1")) == 8
+
+
+def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cluster: Any) -> None:
+    import psutil
+    from distributed import Client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
+    # the flow names it, each worker process starts a temporary server (a child) of its own.
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        result = ab_matrix(
+            _config(tmp_path, "temporary-api-1", limit=1),
+            task_runner="dask",
+            dask_address=cluster.scheduler_address,
+        )
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        pids = list(client.run(os.getpid).values())
+    assert set(result["worker_pids"]) <= set(pids)
+    assert {pid: psutil.Process(pid).children(recursive=True) for pid in pids} == {
+        pid: [] for pid in pids
+    }
+
+
+def test_an_address_without_the_dask_runner_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="dask_address needs task_runner='dask'"):
+        ab_matrix(_config(tmp_path, "refused-1", limit=1), dask_address="tcp://127.0.0.1:1")
