@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
@@ -44,6 +44,13 @@ PricesOption = Annotated[
 TargetOption = Annotated[
     float, typer.Option(help="Acceptance criterion: the defect reduction an arm must reach.")
 ]
+
+
+_RUNNERS: dict[str, Literal["threads", "dask", "ray"]] = {
+    "threads": "threads",
+    "dask": "dask",
+    "ray": "ray",
+}
 
 
 def _fail(message: str) -> typer.Exit:
@@ -111,6 +118,12 @@ def run(
     ] = None,
     rpm: Annotated[int | None, typer.Option(help="Model calls per minute (default: safe).")] = None,
     tpm: Annotated[int | None, typer.Option(help="Tokens per minute (default: safe).")] = None,
+    task_runner: Annotated[
+        str, typer.Option(help="Where units run: threads, dask or ray.")
+    ] = "threads",
+    dask_address: Annotated[
+        str | None, typer.Option(help="An existing Dask scheduler (with --task-runner dask).")
+    ] = None,
     prices: PricesOption = Path("data/prices.json"),
     target: TargetOption = 0.80,
 ) -> None:
@@ -146,6 +159,9 @@ def run(
         raise _fail(_describe(exc)) from None
     except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
+    runner = _RUNNERS.get(task_runner)
+    if runner is None:
+        raise _fail(f"--task-runner must be threads, dask or ray, not {task_runner!r}")
     configure_prefect_environment(Path(".prefect"))
     from flows.ab_matrix import ab_matrix  # imported late: Prefect reads its env at import
 
@@ -155,7 +171,13 @@ def run(
     )
     problem: Exception | None = None
     try:
-        ab_matrix(config, prices=str(prices), target=target)
+        ab_matrix(
+            config,
+            prices=str(prices),
+            target=target,
+            task_runner=runner,
+            dask_address=dask_address,
+        )
     except Exception as exc:  # failed units or failed quality checks: report what landed
         problem = exc
     _print_report(config.output, config.run_id, prices, target)

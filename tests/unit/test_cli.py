@@ -67,3 +67,9 @@ def test_quorum_cli_exit_codes(tmp_path: Path) -> None:
     stdin = "\n---\n".join((tmp_path / Path(p).name).read_text() for p in keep[:2])
     assert runner.invoke(app, ["quorum", "--stdin"], input=stdin).exit_code == 0
     assert runner.invoke(app, ["quorum", str(tmp_path / "missing.md")]).exit_code == 2
+
+
+def test_unknown_task_runner_is_rejected_before_any_work() -> None:
+    result = runner.invoke(app, ["run", "--task-runner", "spark"])
+    assert result.exit_code == 2
+    assert "threads, dask or ray" in result.output
