@@ -9,6 +9,7 @@ processes.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -151,12 +152,15 @@ class CachingProvider:
         key = cache_key(self.inner.model_name, messages, params, schema, rep)
         # Single flight: arms A and B send the very same first-draft request at the
         # same moment; the second waits for the first and is then a cache hit.
+        started = time.perf_counter()
         with self._guard:
             lock = self._in_flight.setdefault(key, threading.Lock())
         with lock:
             hit = self.cache.get(key)
             if hit is not None:
-                return hit
+                # The hit's own latency includes waiting for the first caller, so a
+                # unit's reported latency swaps the whole wait for the original latency.
+                return dataclasses.replace(hit, latency_s=time.perf_counter() - started)
             completion = self.inner.complete(messages, params, schema, context)
             self.cache.put(key, completion)
             return completion
