@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from critiquebench.suites import Case, Check
+import json
+from pathlib import Path
+
+from critiquebench.suites import Case, Check, load_suite
 
 
 def make_case(
@@ -30,3 +33,15 @@ def fenced(code: str) -> str:
 
 GOOD_ADD = "def add(a, b):\n    return a + b"
 WRONG_ADD = "def add(a, b):\n    return a - b"
+
+
+def hollow_then_fixed_replay(folder: Path, limit: int) -> Path:
+    """A replay file for ``basic``: first draft hollow, the fix is the reference solution."""
+    lines = []
+    for case in load_suite("basic", limit=limit):
+        hollow = f"```python\ndef {case.entry_point}(*args):\n    return None\n```"
+        fixed = f"```python\n{case.reference_solution}\n```"
+        lines.append(json.dumps({"case_id": case.id, "answers": [hollow, fixed]}))
+    path = folder / "replay.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path

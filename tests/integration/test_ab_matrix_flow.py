@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from critiquebench.analysis import arm_summaries, connect
 from critiquebench.pipeline import RunConfig
-from critiquebench.suites import load_suite
 from flows.ab_matrix import ab_matrix
+from tests.helpers import hollow_then_fixed_replay
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-def _replay_file(tmp_path: Path, limit: int) -> Path:
-    """First draft wrong (a hollow body), the fix is the reference solution."""
-    lines = []
-    for case in load_suite("basic", limit=limit):
-        hollow = f"```python\ndef {case.entry_point}(*args):\n    return None\n```"
-        fixed = f"```python\n{case.reference_solution}\n```"
-        lines.append(json.dumps({"case_id": case.id, "answers": [hollow, fixed]}))
-    path = tmp_path / "replay.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
-    replay = _replay_file(tmp_path, limit=3)
+    replay = hollow_then_fixed_replay(tmp_path, limit=3)
     output = tmp_path / "runs"
     config = RunConfig(
         suite="basic", limit=3, model=f"replay:{replay}", output=output, run_id="flow-1"
@@ -52,7 +39,7 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
 
 
 def test_rerun_with_the_same_run_id_resumes_without_duplicates(tmp_path: Path) -> None:
-    replay = _replay_file(tmp_path, limit=2)
+    replay = hollow_then_fixed_replay(tmp_path, limit=2)
     output = tmp_path / "runs"
     config = RunConfig(
         suite="basic", limit=2, model=f"replay:{replay}", output=output, run_id="resume-1"

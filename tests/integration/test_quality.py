@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,22 +16,10 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
 from critiquebench.quality import QualityCheckFailed, QualityReport, check_run
-from critiquebench.suites import load_suite
+from tests.helpers import hollow_then_fixed_replay
 
 RUN_ID = "quality-1"
 Rows = list[dict[str, Any]]
-
-
-def _replay_file(folder: Path, limit: int) -> Path:
-    """First draft wrong (a hollow body), the fix is the reference solution."""
-    lines = []
-    for case in load_suite("basic", limit=limit):
-        hollow = f"```python\ndef {case.entry_point}(*args):\n    return None\n```"
-        fixed = f"```python\n{case.reference_solution}\n```"
-        lines.append(json.dumps({"case_id": case.id, "answers": [hollow, fixed]}))
-    path = folder / "replay.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def _fingerprint(folder: Path) -> dict[str, str]:
@@ -47,7 +34,7 @@ def _fingerprint(folder: Path) -> dict[str, str]:
 def clean_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 6-unit run (3 cases x arms A, B; retry limit 3) written without Prefect."""
     folder = tmp_path_factory.mktemp("quality")
-    replay = _replay_file(folder, limit=3)
+    replay = hollow_then_fixed_replay(folder, limit=3)
     config = RunConfig(
         suite="basic", limit=3, model=f"replay:{replay}", output=folder / "runs", run_id=RUN_ID
     )
