@@ -76,8 +76,8 @@ def make_generate(deps: LoopDependencies) -> Node:
         return {
             "artifact": extract_code(case, completion.text),
             "calls": [*state["calls"], record],
-            "tokens_in": state["tokens_in"] + (record.original_tokens_in or 0),
-            "tokens_out": state["tokens_out"] + (record.original_tokens_out or 0),
+            "tokens_in": state["tokens_in"] + record.experiment_tokens_in,
+            "tokens_out": state["tokens_out"] + record.experiment_tokens_out,
             "latency_s": state["latency_s"] + completion.experiment_latency_s,
         }
 
@@ -136,8 +136,8 @@ def make_critique(deps: LoopDependencies) -> Node:
         )
         new_history = [*history[:-1], reviewed]
         records = [_critic_record(latest.iteration, call) for call in review.calls]
-        tokens_in = state["tokens_in"] + sum(r.original_tokens_in or 0 for r in records)
-        tokens_out = state["tokens_out"] + sum(r.original_tokens_out or 0 for r in records)
+        tokens_in = state["tokens_in"] + sum(r.experiment_tokens_in for r in records)
+        tokens_out = state["tokens_out"] + sum(r.experiment_tokens_out for r in records)
         success: HaltReason = "passed" if settings.arm in TEST_FEEDBACK_ARMS else "critic_ok"
         halt = decide_halt(
             new_history, state["retry_count"], tokens_in + tokens_out, settings, success

@@ -99,6 +99,21 @@ class CallRecord:
     verifier_error: str | None = None
     parse_method: str | None = None
 
+    @property
+    def experiment_tokens_in(self) -> int:
+        """Prompt tokens the call costs as part of the experiment, cache hit or not."""
+        return self.tokens_in if self.original_tokens_in is None else self.original_tokens_in
+
+    @property
+    def experiment_tokens_out(self) -> int:
+        """Generated tokens the call costs as part of the experiment."""
+        return self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
+
+    @property
+    def experiment_latency_s(self) -> float:
+        """Latency of the call as first made."""
+        return self.latency_s if self.original_latency_s is None else self.original_latency_s
+
     @classmethod
     def of(
         cls,

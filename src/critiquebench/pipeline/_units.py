@@ -9,7 +9,7 @@ import json
 import re
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from critiquebench.critics import Critic
 from critiquebench.judges import Failure
@@ -19,7 +19,6 @@ from critiquebench.pipeline._escalation import escalation_markdown
 from critiquebench.suites import Case
 
 Row = dict[str, Any]
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -73,10 +72,6 @@ def _identity(config: RunConfig, unit: Unit) -> Row:
     return {"run_id": config.run_id, "case_id": unit.case_id, "arm": unit.arm, "rep": unit.rep}
 
 
-def _first(value: _T | None, fallback: _T) -> _T:
-    return fallback if value is None else value
-
-
 def _failure_json(failures: tuple[Failure, ...]) -> str:
     return json.dumps([asdict(failure) for failure in failures])
 
@@ -127,17 +122,17 @@ def outcome_rows(
             "tokens_out": call.tokens_out,
             "latency_s": call.latency_s,
             "cached": call.cached,
-            "original_tokens_in": _first(call.original_tokens_in, call.tokens_in),
-            "original_tokens_out": _first(call.original_tokens_out, call.tokens_out),
-            "original_latency_s": _first(call.original_latency_s, call.latency_s),
+            "original_tokens_in": call.experiment_tokens_in,
+            "original_tokens_out": call.experiment_tokens_out,
+            "original_latency_s": call.experiment_latency_s,
             "error": call.error,
             "verifier_error": call.verifier_error,
             "parse_method": call.parse_method,
         }
         for index, call in enumerate(outcome.calls)
     ]
-    saved_s = sum(_first(c.original_latency_s, c.latency_s) - c.latency_s for c in outcome.calls)
-    outcome_latency = sum(_first(c.original_latency_s, c.latency_s) for c in outcome.calls)
+    model_latency_s = sum(call.experiment_latency_s for call in outcome.calls)
+    paid_latency_s = sum(call.latency_s for call in outcome.calls)
     case_row: Row = {
         **identity,
         "suite": config.suite,
@@ -155,9 +150,9 @@ def outcome_rows(
         "escalated": outcome.escalated,
         # A cache hit takes microseconds; latency reports what the unit costs as an
         # experiment (the call's original latency), wall_s what this run took.
-        "latency_s": elapsed_s + saved_s,
+        "latency_s": elapsed_s - paid_latency_s + model_latency_s,
         "wall_s": elapsed_s,
-        "model_latency_s": outcome_latency,
+        "model_latency_s": model_latency_s,
         "judge_latency_s": sum(a.result.duration_s for a in outcome.attempts),
         "tokens_in": outcome.tokens_in,
         "tokens_out": outcome.tokens_out,
