@@ -64,6 +64,10 @@ class JudgeResult:
     checks_passed: int
     duration_s: float
     notes: tuple[str, ...] = field(default=())
+    infrastructure_error: str | None = None
+    """Set when the judge itself could not judge (the sandbox did not start, the host
+    was too loaded to finish): the failures then say nothing about the artifact, and
+    the unit must be excluded from the statistics, never counted as defects."""
 
     def visible_to(self, origins: frozenset[str]) -> tuple[Failure, ...]:
         """Failures the loop may see: of checks in ``origins`` plus whole-artifact ones."""
