@@ -16,9 +16,22 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
 
-.PHONY: venv run test lint bench clean
+.PHONY: venv run test lint bench clean sandbox
 
-venv: $(STAMP)
+venv: $(STAMP) sandbox
+
+# The judge runs untrusted code inside bubblewrap. Installed here when missing and
+# possible (root with apt); without it the judge uses its fallback fences and says so
+# in every run's record and report.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+			{ apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; } || \
+			echo "warning: could not install bubblewrap; the judge will use its fallback fences"; \
+		else \
+			echo "warning: bubblewrap (bwrap) is not installed; the judge will use its fallback fences"; \
+		fi; }
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

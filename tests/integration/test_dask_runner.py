@@ -111,9 +111,26 @@ def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cl
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = list(client.run(os.getpid).values())
     assert set(result["worker_pids"]) <= set(pids)
-    assert {pid: psutil.Process(pid).children(recursive=True) for pid in pids} == {
-        pid: [] for pid in pids
+    # Workers do have children: the judge's warm sandbox workers. None may be a server.
+    servers = {
+        pid: [
+            child.pid
+            for child in psutil.Process(pid).children(recursive=True)
+            if _is_server(child)
+        ]
+        for pid in pids
     }
+    assert servers == {pid: [] for pid in pids}
+
+
+def _is_server(process: Any) -> bool:
+    import psutil
+
+    try:
+        command = " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+    return "prefect" in command or "uvicorn" in command
 
 
 def test_an_address_without_the_dask_runner_is_refused(tmp_path: Path) -> None:

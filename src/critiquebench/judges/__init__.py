@@ -6,14 +6,21 @@ from critiquebench.judges._failure import (
     FailureKind,
     JudgeResult,
 )
+from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks
 from critiquebench.judges._python import PythonJudge, SandboxLimits, probe_sandbox
+from critiquebench.judges._sandbox import SandboxMode, detect_mode
 
 __all__ = [
     "FAILURE_KINDS",
     "Failure",
     "FailureKind",
     "JudgeResult",
+    "PlannedCheck",
     "PythonJudge",
     "SandboxLimits",
+    "SandboxMode",
+    "detect_mode",
+    "plan_check",
+    "plan_checks",
     "probe_sandbox",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from critiquebench.judges._plain import clean_text
+
 FailureKind = Literal[
     "assertion",  # an assert evaluated to false
     "error",  # a check raised an exception other than AssertionError
@@ -41,6 +43,16 @@ class Failure:
     expected: str | None = None
     actual: str | None = None
     origin: str = ""  # "feedback", "heldout" or "" for failures of the artifact as a whole
+    inside: bool = False  # decided inside the sandbox (a check of an unusual shape)
+
+    def __post_init__(self) -> None:
+        # Whatever the candidate wrote reaches tables, prompts and Markdown: bounded, valid
+        # UTF-8 text only, however long or malformed the original was.
+        object.__setattr__(self, "message", clean_text(self.message))
+        for name in ("expected", "actual"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, clean_text(value, 300))
 
     def describe(self) -> str:
         """A one-paragraph human/LLM-readable description."""
@@ -64,6 +76,8 @@ class JudgeResult:
     checks_passed: int
     duration_s: float
     notes: tuple[str, ...] = field(default=())
+    checks_inside: int = 0
+    """Checks decided inside the sandbox (unusual shapes) rather than by the parent."""
     infrastructure_error: str | None = None
     """Set when the judge itself could not judge (the sandbox did not start, the host
     was too loaded to finish): the failures then say nothing about the artifact, and
@@ -88,5 +102,5 @@ class JudgeResult:
 
     @property
     def passed(self) -> bool:
-        """True when no check failed."""
-        return not self.failures
+        """True when no check failed (never when the judge itself failed)."""
+        return not self.failures and self.infrastructure_error is None

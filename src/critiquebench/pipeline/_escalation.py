@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from critiquebench.judges._plain import clean_text
 from critiquebench.loop import LoopOutcome
+
+# An artifact is model text: bounded, and valid UTF-8 before it reaches a file.
+_MAX_ARTIFACT = 20_000
 
 
 def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
@@ -23,7 +27,7 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
             f"Diff versus previous: {attempt.diff_summary or 'first draft'}",
             "",
             "```python",
-            attempt.artifact.rstrip("\n"),
+            clean_text(attempt.artifact.rstrip("\n"), _MAX_ARTIFACT),
             "```",
             "",
             *(f"- {failure.describe()}" for failure in attempt.result.failures),

@@ -125,6 +125,18 @@ ATTEMPTS = [
     *_kind_columns("defects"),
     Column("checks_passed", pa.int32(), "Checks that passed."),
     Column("checks_total", pa.int32(), "Checks run or due."),
+    Column(
+        "checks_inside",
+        pa.int32(),
+        "Checks of an unusual shape decided inside the sandbox, not by the trusted parent"
+        " (their failures carry inside=true in the failures JSON).",
+    ),
+    Column(
+        "judge_infrastructure_error",
+        pa.string(),
+        "Why the judge itself could not judge this attempt (never a defect).",
+        nullable=True,
+    ),
     Column("artifact_hash", pa.string(), "SHA-256 of the artifact, first 16 hex digits."),
     Column("artifact", pa.string(), "The artifact judged."),
     Column("failures", pa.string(), "JSON list of failures (kind, line, expected, actual, ...)."),

@@ -86,6 +86,8 @@ def _attempt_row(identity: Row, attempt: Attempt) -> Row:
         **{f"defects_{kind}": n for kind, n in result.defects_by_kind().items()},
         "checks_passed": result.checks_passed,
         "checks_total": result.checks_total,
+        "checks_inside": result.checks_inside,
+        "judge_infrastructure_error": result.infrastructure_error,
         "artifact_hash": hashlib.sha256(attempt.artifact.encode()).hexdigest()[:16],
         "artifact": attempt.artifact,
         "failures": _failure_json(result.failures),

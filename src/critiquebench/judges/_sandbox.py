@@ -1,0 +1,284 @@
+"""Warm sandbox workers: bubblewrap around a pre-started interpreter that forks per attempt.
+
+Where bubblewrap (``bwrap``) is installed and works, each worker runs in private PID,
+mount, network, IPC, UTS and user namespaces, sees only a read-only view of the system
+libraries and the interpreter (no project folder, suites, caches, Prefect state or home
+folders), a private ``/tmp`` and ``/dev/shm``, and never runs as a user that owns
+anything on the host: as root, the worker runs as ``nobody`` in a user namespace that
+the judge maps itself, so the interpreter's library stays readable wherever Python is
+installed. Per attempt, the worker adds fresh namespaces again (see ``_worker.py``).
+
+Where bubblewrap is missing or refused, the same worker runs directly, with the fences
+the kernel still grants, and :attr:`Sandbox.description` says so in words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+_WORKER_SOURCE = Path(__file__).with_name("_worker.py")
+_LAUNCHER_SOURCE = Path(__file__).with_name("_launcher.py")
+_CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+_START_TIMEOUT_S = 30.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """A worker could not be started or stopped answering: an infrastructure failure."""
+
+
+@dataclass(frozen=True)
+class RawAttempt:
+    """What the supervisor of one attempt reported, and the attempt's raw output."""
+
+    report: dict[str, Any]
+    output: bytes
+
+
+@dataclass(frozen=True)
+class SandboxMode:
+    """How workers are started on this machine, decided once per judge."""
+
+    bubblewrap: bool
+    argv: tuple[str, ...]
+    map_users: bool
+    notes: tuple[str, ...] = ()
+    drop_to_nobody: bool = False
+    """Fallback only: switch the worker from root to ``nobody`` (bubblewrap maps users itself)."""
+
+    @property
+    def description(self) -> str:
+        """The fences in words, for the runs table and the report."""
+        if self.bubblewrap:
+            text = (
+                "bubblewrap sandbox: private PID, mount, network, IPC and user namespaces; "
+                "read-only view of the interpreter and system libraries only; private /tmp "
+                "and /dev/shm per attempt; unprivileged user; whole process tree killed "
+                "after each attempt; memory capped per process and, by a watchdog, for the "
+                "attempt's processes together (no cgroup)"
+            )
+        else:
+            text = (
+                "FALLBACK fences (bubblewrap unavailable): resource limits, per-attempt "
+                "namespaces where the kernel allows, process tree killed after each "
+                "attempt; the candidate can read the host's files"
+            )
+        return "; ".join((text, *self.notes))
+
+
+def _python_executable() -> Path:
+    """The real interpreter binary (a venv's ``python`` is a symlink to it)."""
+    return Path(os.path.realpath(sys.executable))
+
+
+def _read_only_binds(prefix: Path) -> list[str]:
+    args: list[str] = []
+    for system in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        args += ["--ro-bind-try", system, system]
+    args += ["--ro-bind-try", "/etc/localtime", "/etc/localtime"]
+    if not str(prefix).startswith("/usr/"):
+        # Same path inside, so the interpreter's own library paths still resolve; the
+        # folders above it are created world-traversable and hold nothing else.
+        for parent in reversed(prefix.parents[:-1]):
+            args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", str(prefix), str(prefix)]
+    return args
+
+
+def _readable_by_everyone(folder: Path) -> bool:
+    """True when a user other than the owner can reach and read ``folder``."""
+    for part in (folder, *folder.parents):
+        try:
+            if part.stat().st_mode & 0o005 != 0o005:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _fallback(reason: str) -> SandboxMode:
+    """The worker without bubblewrap: ``nobody`` only where the stdlib stays importable."""
+    prefix = Path(sys.base_prefix).resolve()
+    root = os.geteuid() == 0
+    drop = root and _readable_by_everyone(prefix / "lib")
+    notes = [reason]
+    if root and not drop:
+        notes.append(
+            "the candidate runs as root: the interpreter's library is not readable by others"
+        )
+    argv = (str(_python_executable()),)
+    return SandboxMode(False, argv, False, tuple(notes), drop_to_nobody=drop)
+
+
+def detect_mode() -> SandboxMode:
+    """Choose bubblewrap when it is installed and can start a worker here."""
+    bwrap = shutil.which("bwrap")
+    python = _python_executable()
+    if os.environ.get("CRITIQUEBENCH_SANDBOX") == "fallback":
+        return _fallback("fallback forced by CRITIQUEBENCH_SANDBOX")
+    if bwrap is None:
+        return _fallback("bwrap is not installed")
+    root = os.geteuid() == 0
+    prefix = Path(sys.base_prefix).resolve()
+    argv = [
+        bwrap,
+        *([] if root else ["--unshare-user"]),
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if root else []),
+        *_read_only_binds(prefix),
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
+        "--", str(python),
+    ]  # fmt: skip
+    mode = SandboxMode(True, tuple(argv), map_users=root)
+    try:
+        Worker(mode).close()
+    except SandboxUnavailable as exc:
+        return _fallback(f"bwrap refused to start: {exc}")
+    return mode
+
+
+class Worker:
+    """One sandboxed interpreter that judges one attempt at a time."""
+
+    def __init__(self, mode: SandboxMode) -> None:
+        self.mode = mode
+        # Kept open for the worker's lifetime (closed in close()): bubblewrap's errors land here.
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        source = _WORKER_SOURCE.read_text(encoding="utf-8")
+        argv = [*mode.argv, "-I", "-S", "-B", "-c", source]
+        if mode.map_users:
+            launcher = _LAUNCHER_SOURCE.read_text(encoding="utf-8")
+            argv = [str(_python_executable()), "-I", "-S", "-B", "-c", launcher, json.dumps(argv)]
+        # argv is fixed by the judge: model text only ever travels through stdin.
+        self._process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=_CHILD_ENV,
+            start_new_session=True,
+        )
+        options = {
+            "network": not mode.bubblewrap,
+            "drop_to_nobody": mode.map_users or mode.drop_to_nobody,
+        }
+        try:
+            self._send(options)
+            self.facts: dict[str, Any] = json.loads(self._receive(_START_TIMEOUT_S))
+        except SandboxUnavailable:
+            self.close()
+            raise
+
+    def judge(self, request: dict[str, Any]) -> RawAttempt:
+        """Judge one attempt; SandboxUnavailable if the worker died or hung."""
+        self._send(request)
+        # The worker answers within the attempt's wall clock plus its own margin.
+        timeout = float(request["wall_s"]) + 40.0
+        report = json.loads(self._receive(timeout))
+        return RawAttempt(report=report, output=self._receive(timeout))
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._process.stdin is not None
+        data = json.dumps(message).encode()
+        try:
+            self._process.stdin.write(struct.pack(">Q", len(data)) + data)
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise SandboxUnavailable(f"the sandbox worker is gone ({exc}){self._why()}") from exc
+
+    def _receive(self, timeout: float) -> bytes:
+        assert self._process.stdout is not None
+        stream = self._process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        header = self._read(stream, 8, deadline)
+        return self._read(stream, struct.unpack(">Q", header)[0], deadline)
+
+    def _read(self, stream: int, size: int, deadline: float) -> bytes:
+        chunks: list[bytes] = []
+        left = size
+        while left:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([stream], [], [], remaining)[0]:
+                raise SandboxUnavailable("the sandbox worker stopped answering")
+            chunk = os.read(stream, min(left, 1 << 20))
+            if not chunk:
+                raise SandboxUnavailable(f"the sandbox worker exited{self._why()}")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _why(self) -> str:
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0)
+            text = self._stderr.read(2000).decode("utf-8", "replace").strip()
+            if text:
+                return f": {text.splitlines()[-1]}"
+        return ""
+
+    def close(self) -> None:
+        """Stop the worker and everything under it."""
+        with contextlib.suppress(OSError):
+            os.killpg(self._process.pid, 9)
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            self._process.kill()
+            self._process.wait(timeout=5)
+        for pipe in (self._process.stdin, self._process.stdout):
+            with contextlib.suppress(OSError):
+                if pipe is not None:
+                    pipe.close()
+        self._stderr.close()
+
+
+@dataclass
+class Sandbox:
+    """A pool of warm workers shared by the threads of one judge."""
+
+    mode: SandboxMode
+    _idle: list[Worker] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def description(self) -> str:
+        """The fences in force, in words."""
+        return self.mode.description
+
+    def judge(self, request: dict[str, Any]) -> RawAttempt:
+        """Run one attempt on an idle worker (started on demand)."""
+        worker = self._acquire()
+        try:
+            attempt = worker.judge(request)
+        except SandboxUnavailable:
+            worker.close()
+            raise
+        self._release(worker)
+        return attempt
+
+    def _acquire(self) -> Worker:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return Worker(self.mode)
+
+    def _release(self, worker: Worker) -> None:
+        with self._lock:
+            self._idle.append(worker)
+
+    def close(self) -> None:
+        """Stop every idle worker."""
+        with self._lock:
+            workers, self._idle = self._idle, []
+        for worker in workers:
+            worker.close()

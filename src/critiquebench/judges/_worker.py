@@ -1,0 +1,634 @@
+"""The judge's sandbox worker. Runs as ``python -I -S -B -c <this source>``, stdlib only.
+
+It is started once (inside bubblewrap where available) and then judges one attempt
+per request, so the interpreter and the common stdlib modules load once, not per
+attempt. For each attempt it forks a *supervisor*, which (where the kernel allows)
+enters fresh user, mount and PID namespaces and forks the *attempt* process as PID 1
+of that namespace, with its own tmpfs ``/tmp`` and ``/dev/shm``, its own ``/proc``,
+no capabilities and resource limits. When the attempt process ends, the kernel kills
+everything else in its PID namespace, so nothing the candidate starts outlives it.
+
+Trust boundary: the supervisor never runs candidate code; the attempt process does.
+The attempt process only ever learns the *calls* of a check (the arguments), never
+the expected values, which stay in the trusted parent. Whatever it writes on its
+results pipe is treated by the parent as hostile bytes.
+
+Frames on stdin/stdout: an 8-byte big-endian length, then the bytes.
+This file must not import critiquebench.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import math
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import time
+from typing import Any
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_NOBODY = 65534
+_MAX_TEXT = 2000
+_MAX_NODES = 100_000
+_MAX_DEPTH = 100
+
+# Loaded before the first fork so that attempts start with them imported (speed only:
+# every stdlib module is importable inside the sandbox either way).
+_WARM = (
+    "abc", "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime",
+    "decimal", "enum", "fractions", "functools", "hashlib", "heapq", "itertools", "math",
+    "numbers", "operator", "random", "re", "statistics", "string", "textwrap", "typing",
+    "unicodedata",
+)  # fmt: skip
+
+
+class _NotPlain(Exception):
+    pass
+
+
+class _CheckTimeout(BaseException):
+    # BaseException, so a candidate's ``except Exception`` does not swallow it.
+    pass
+
+
+# ---------------------------------------------------------------- plain-data encoding
+
+
+def encode(value: Any) -> Any:
+    """Encode plain data (exact builtin types only) as JSON-ready values.
+
+    Lists stay lists; every other container or special value becomes a one-key
+    object naming its type. Anything else raises, so custom classes and subclasses
+    with their own ``__eq__`` never reach the comparison.
+    """
+    budget = [_MAX_NODES]
+    return _encode(value, budget, 0)
+
+
+def _encode(value: Any, budget: list[int], depth: int) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _NotPlain(f"the value has more than {_MAX_NODES} parts")
+    if depth > _MAX_DEPTH:
+        raise _NotPlain(f"the value is nested deeper than {_MAX_DEPTH} levels")
+    kind = type(value)
+    if value is None or kind is bool or kind is str:
+        return value
+    if kind is int:
+        if -(2**53) < value < 2**53:
+            return value
+        if value.bit_length() > 4 * 3300:
+            raise _NotPlain("the integer has more than 4,000 digits")
+        return {"int": str(value)}
+    if kind is float:
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if kind is list:
+        return [_encode(item, budget, depth + 1) for item in value]
+    if kind in (tuple, set, frozenset):
+        return {kind.__name__: [_encode(item, budget, depth + 1) for item in value]}
+    if kind is dict:
+        pairs = [
+            [_encode(k, budget, depth + 1), _encode(v, budget, depth + 1)] for k, v in value.items()
+        ]
+        return {"dict": pairs}
+    if kind is bytes:
+        return {"bytes": value.hex()}
+    if kind is complex:
+        return {"complex": [_encode(value.real, budget, depth), _encode(value.imag, budget, depth)]}
+    raise _NotPlain(f"returned a {kind.__name__}, which is not plain data")
+
+
+def decode_trusted(value: Any) -> Any:
+    """Rebuild call arguments sent by the parent (trusted input, same encoding)."""
+    if isinstance(value, list):
+        return [decode_trusted(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    ((tag, body),) = value.items()
+    if tag == "int":
+        return int(body)
+    if tag == "float":
+        return float(body)
+    if tag in ("tuple", "set", "frozenset"):
+        items = [decode_trusted(item) for item in body]
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict":
+        return {decode_trusted(k): decode_trusted(v) for k, v in body}
+    if tag == "bytes":
+        return bytes.fromhex(body)
+    if tag == "complex":
+        return complex(body[0], body[1])
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+# ---------------------------------------------------------------- the attempt process
+
+
+def _text(value: object) -> str:
+    try:
+        text = str(value)
+    except BaseException:  # a candidate exception with a broken __str__
+        text = "<unprintable>"
+    return text[:_MAX_TEXT]
+
+
+def _describe(exc: BaseException) -> str:
+    return _text(f"{type(exc).__name__}: {_text(exc)}")
+
+
+def _candidate_line(exc: BaseException) -> int:
+    tb, line = exc.__traceback__, 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<candidate>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+class _Attempt:
+    """Defines the candidate and runs each check, writing one JSON line per event."""
+
+    def __init__(self, request: dict[str, Any], results: Any) -> None:
+        self.request = request
+        self.results = results
+        self.nonce = request["nonce"]
+        self.cpu_s = float(request["check_cpu_s"])
+        self.wall_s = float(request["check_wall_s"])
+        self.armed = False
+        signal.signal(signal.SIGPROF, self.on_timer)
+        signal.signal(signal.SIGALRM, self.on_timer)
+
+    def emit(self, **fields: Any) -> None:
+        with contextlib.suppress(Exception):
+            self.results.write(json.dumps({"n": self.nonce, **fields}) + "\n")
+
+    def on_timer(self, signum: int, frame: object) -> None:
+        # Only the first timer of an armed check raises: the other one may fire while
+        # the first timeout is being handled, and must not escape the handler.
+        if self.armed:
+            self.armed = False
+            raise _CheckTimeout()
+
+    def guarded(self, action: Any) -> tuple[str, Any]:
+        """Run ``action`` under the per-check CPU and wall timers."""
+        self.armed = True
+        signal.setitimer(signal.ITIMER_PROF, self.cpu_s)
+        signal.setitimer(signal.ITIMER_REAL, self.wall_s)
+        try:
+            return "ok", action()
+        except _CheckTimeout:
+            return "timeout", None
+        except AssertionError as exc:
+            return "assertion", exc
+        except BaseException as exc:
+            return "error", exc
+        finally:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def define(self) -> dict[str, Any] | None:
+        request = self.request
+        try:
+            code = compile(request["code"], "<candidate>", "exec")
+        except (SyntaxError, ValueError) as exc:
+            line = getattr(exc, "lineno", 0) or 0
+            self.emit(e="fatal", kind="syntax", line=line, message=_text(getattr(exc, "msg", exc)))
+            return None
+        namespace: dict[str, Any] = {"__name__": "__candidate__"}
+        status, detail = self.guarded(lambda: exec(code, namespace))
+        if status != "ok":
+            line = _candidate_line(detail) if isinstance(detail, BaseException) else 0
+            message = (
+                "defining the code exceeded its time limit"
+                if status == "timeout"
+                else _describe(detail)
+            )
+            self.emit(e="fatal", kind="import", line=line, message=message)
+            return None
+        entry = request["entry_point"]
+        if not callable(namespace.get(entry)):
+            message = f"the code does not define a function named {entry!r}"
+            self.emit(e="fatal", kind="import", line=0, message=message)
+            return None
+        namespace["candidate"] = namespace[entry]
+        setup = request.get("setup") or ""
+        if setup:
+            status, detail = self.guarded(
+                lambda: exec(compile(setup, "<setup>", "exec"), namespace)
+            )
+            if status != "ok":
+                message = "test setup: " + (status if status == "timeout" else _describe(detail))
+                self.emit(e="fatal", kind="import", line=0, message=message)
+                return None
+        return namespace
+
+    def value_check(self, index: int, check: dict[str, Any], function: Any) -> None:
+        values: list[Any] = []
+        spent = 0.0
+        for call in check["calls"]:
+            args = decode_trusted(call["args"])
+            kwargs = {str(k): decode_trusted(v) for k, v in call["kwargs"].items()}
+            wrap = {"list": list, "tuple": tuple, "set": set, "sorted": sorted}.get(call["wrap"])
+            started = time.perf_counter()
+            status, result = self.guarded(
+                lambda a=args, k=kwargs, w=wrap: w(function(*a, **k)) if w else function(*a, **k)
+            )
+            elapsed = time.perf_counter() - started
+            spent += elapsed
+            if status == "timeout":
+                self.emit(e="check", i=index, kind="timeout", t=elapsed)
+                return
+            if status != "ok":
+                self.emit(e="check", i=index, kind="error", message=_describe(result), t=elapsed)
+                return
+            try:
+                values.append(encode(result))
+            except _NotPlain as exc:
+                self.emit(e="check", i=index, kind="not_plain", message=_text(exc), t=elapsed)
+                return
+            except BaseException as exc:
+                self.emit(e="check", i=index, kind="not_plain", message=_describe(exc), t=elapsed)
+                return
+        self.emit(e="check", i=index, values=values, t=spent)
+
+    def inside_check(self, index: int, source: str, namespace: dict[str, Any]) -> None:
+        started = time.perf_counter()
+        status, detail = self.guarded(lambda: exec(compile(source, "<check>", "exec"), namespace))
+        elapsed = time.perf_counter() - started
+        if status == "ok":
+            self.emit(e="check", i=index, kind="pass", t=elapsed)
+        elif status == "timeout":
+            self.emit(e="check", i=index, kind="timeout", t=elapsed)
+        elif status == "assertion":
+            self.emit(e="check", i=index, kind="assertion", message=_text(detail), t=elapsed)
+        else:
+            self.emit(e="check", i=index, kind="error", message=_describe(detail), t=elapsed)
+
+    def run(self) -> None:
+        namespace = self.define()
+        if namespace is not None:
+            function = namespace["candidate"]
+            for index, check in enumerate(self.request["checks"]):
+                if check["mode"] == "value":
+                    self.value_check(index, check, function)
+                else:
+                    self.inside_check(index, check["source"], namespace)
+        self.emit(e="done")
+
+
+# ---------------------------------------------------------------- fences
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def _enter_namespaces(libc: Any) -> bool:
+    """Fresh user and PID namespaces for one attempt; False where the kernel refuses.
+
+    The attempt process then takes a mount namespace of its own: the supervisor
+    keeps seeing the worker's ``/proc``, which it needs to watch the attempt.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID) != 0:
+        return False
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    except OSError:
+        return False
+    return True
+
+
+def _private_mounts(libc: Any, request: dict[str, Any]) -> list[str]:
+    """Fresh, size-capped /tmp and /dev/shm and a /proc of this attempt only."""
+    done: list[str] = []
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        return done
+    size = f"size={int(request['limits']['tmp_bytes'])},mode=1777".encode()
+    # Keep these mounts from propagating anywhere (MS_REC | MS_PRIVATE).
+    libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None)
+    for target in (b"/tmp", b"/dev/shm"):
+        if os.path.isdir(target) and libc.mount(b"tmpfs", target, b"tmpfs", 0, size) == 0:
+            done.append(target.decode())
+    # A fresh /proc shows only this attempt's processes. Not when the attempt maps to
+    # the host's root: /proc/sys would then be writable by it.
+    if request.get("outer_uid", 0) != 0 and libc.mount(b"proc", b"/proc", b"proc", 0, None) == 0:
+        done.append("/proc")
+    return done
+
+
+def _drop_capabilities(libc: Any) -> None:
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_uint32) for name in ("effective", "permitted", "inheritable")]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()
+    libc.capset(ctypes.byref(header), ctypes.byref(data))
+
+
+def _apply_limits(limits: dict[str, int]) -> None:
+    pairs = (
+        (resource.RLIMIT_CPU, limits["cpu_s"]),
+        (resource.RLIMIT_AS, limits["memory_bytes"]),
+        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+        (resource.RLIMIT_NPROC, limits["processes"]),
+        (resource.RLIMIT_NOFILE, 256),
+        (resource.RLIMIT_CORE, 0),
+    )
+    for kind, value in pairs:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(kind, (value, value))
+
+
+def _attempt_process(request: dict[str, Any], results_fd: int, namespaced: bool) -> None:
+    """The process that runs candidate code. Never returns."""
+    try:
+        # A session and process group of its own: kill(0) or killpg from the candidate
+        # then reach only the attempt, never the worker or the supervisor.
+        os.setsid()
+        libc = _libc()
+        if namespaced:
+            _private_mounts(libc, request)
+            _drop_capabilities(libc)
+        else:
+            os.chdir(request.get("fallback_dir") or "/")
+        os.dup2(results_fd, 3)
+        os.closerange(4, 1 << 16)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        if devnull > 3:
+            os.close(devnull)
+        if namespaced:
+            os.chdir("/tmp")
+        _apply_limits(request["limits"])
+        results = os.fdopen(3, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+        _Attempt(request, results).run()
+        results.flush()
+    finally:
+        os._exit(0)
+
+
+# ---------------------------------------------------------------- supervision
+
+
+def _descendants(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    stat = handle.read()
+                parents[int(entry)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in found:
+                found.append(pid)
+                frontier.append(pid)
+    return found
+
+
+def _rss_bytes(pids: list[int]) -> int:
+    total, page = 0, os.sysconf("SC_PAGE_SIZE")
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError), open(
+            f"/proc/{pid}/statm", "rb"
+        ) as handle:
+            total += int(handle.read().split()[1]) * page
+    return total
+
+
+def _run_queue_wait_s(pid: int) -> float:
+    with contextlib.suppress(OSError, ValueError, IndexError), open(
+        f"/proc/{pid}/schedstat", "rb"
+    ) as handle:
+        return int(handle.read().split()[1]) / 1e9
+    return 0.0
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _supervise(request: dict[str, Any], report_fd: int) -> None:
+    """Start the attempt, watch time and memory, collect its output. Never returns."""
+    report: dict[str, Any] = {}
+    output = bytearray()
+    try:
+        libc = _libc()
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        # Writing our own uid_map needs a dumpable process. The attempt cannot reach us
+        # meanwhile: it lives in a PID namespace of its own, where we have no PID.
+        libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
+        request["outer_uid"] = os.geteuid()
+        namespaced = bool(request.get("namespaces")) and _enter_namespaces(libc)
+        report["namespaces"] = namespaced
+        read_end, write_end = os.pipe()
+        started = time.monotonic()
+        child = os.fork()
+        if child == 0:
+            os.close(read_end)
+            _attempt_process(request, write_end, namespaced)
+        os.close(write_end)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        report.update(_watch(request, child, read_end, output, started))
+    except BaseException as exc:  # the supervisor's own failure: an infrastructure error
+        report["supervisor_error"] = f"{type(exc).__name__}: {exc}"[:_MAX_TEXT]
+    finally:
+        with contextlib.suppress(BaseException):
+            meta = json.dumps(report).encode()
+            os.write(report_fd, struct.pack(">Q", len(meta)) + meta)
+            _write_all(report_fd, struct.pack(">Q", len(output)) + bytes(output))
+        os._exit(0)
+
+
+def _watch(
+    request: dict[str, Any], child: int, read_end: int, output: bytearray, started: float
+) -> dict[str, Any]:
+    wall_s = float(request["wall_s"])
+    cap = int(request["results_bytes"])
+    memory_cap = int(request["limits"]["attempt_memory_bytes"])
+    pidfd = os.pidfd_open(child)
+    outcome: dict[str, Any] = {"timed_out": False, "flooded": False, "memory_exceeded": False}
+    peak = 0
+    open_pipe = True
+    while True:
+        elapsed = time.monotonic() - started
+        if elapsed >= wall_s:
+            outcome["timed_out"] = True
+            outcome["run_queue_wait_s"] = _run_queue_wait_s(child)
+            break
+        watched = [pidfd] + ([read_end] if open_pipe else [])
+        ready, _, _ = select.select(watched, [], [], min(0.02, wall_s - elapsed))
+        if read_end in ready:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                open_pipe = False
+            elif len(output) + len(chunk) > cap:
+                outcome["flooded"] = True
+                break
+            else:
+                output.extend(chunk)
+        if pidfd in ready:
+            break
+        tree = _descendants(os.getpid())
+        peak = max(peak, _rss_bytes(tree))
+        if peak > memory_cap:
+            outcome["memory_exceeded"] = True
+            break
+    # Kill the attempt and anything it started; with namespaces, killing PID 1 of the
+    # attempt's namespace takes every process in it.
+    for _ in range(5):
+        tree = _descendants(os.getpid())
+        if not tree:
+            break
+        _kill_all(tree)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        time.sleep(0.001)
+    _drain(read_end, output, cap, outcome)
+    outcome["peak_rss_bytes"] = peak
+    outcome["wall_s"] = time.monotonic() - started
+    return outcome
+
+
+def _drain(read_end: int, output: bytearray, cap: int, outcome: dict[str, Any]) -> None:
+    os.set_blocking(read_end, False)
+    with contextlib.suppress(BlockingIOError, OSError):
+        while not outcome["flooded"]:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            if len(output) + len(chunk) > cap:
+                outcome["flooded"] = True
+                break
+            output.extend(chunk)
+    os.close(read_end)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _judge_one(request: dict[str, Any]) -> None:
+    """Fork a supervisor for one attempt and relay its report to the parent."""
+    report_read, report_write = os.pipe()
+    supervisor = os.fork()
+    if supervisor == 0:
+        os.close(report_read)
+        _supervise(request, report_write)
+    os.close(report_write)
+    # The supervisor is trusted code, but a bug must not hang the worker for ever.
+    deadline = time.monotonic() + float(request["wall_s"]) + 30.0
+    frames: list[bytes] = []
+    try:
+        for _ in range(2):
+            size = struct.unpack(">Q", _read_with_deadline(report_read, 8, deadline))[0]
+            frames.append(_read_with_deadline(report_read, size, deadline))
+    except (EOFError, TimeoutError):
+        with contextlib.suppress(OSError):
+            os.kill(supervisor, signal.SIGKILL)
+        frames = [json.dumps({"supervisor_error": "the supervisor did not report"}).encode(), b""]
+    finally:
+        os.close(report_read)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(supervisor, 0)
+    for frame in frames:
+        sys.stdout.buffer.write(struct.pack(">Q", len(frame)) + frame)
+    sys.stdout.buffer.flush()
+
+
+def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
+    chunks, left = [], size
+    while left:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _start(options: dict[str, Any]) -> dict[str, Any]:
+    """Worker-wide set-up: leave root, stay invisible to attempts, warm the stdlib."""
+    libc = _libc()
+    facts: dict[str, Any] = {"pid": os.getpid(), "notes": []}
+    # Die with the parent, and be non-dumpable so an attempt cannot read our memory.
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if options.get("network") and libc.unshare(_CLONE_NEWNET) != 0:
+        facts["notes"].append("no private network namespace")
+    if options.get("drop_to_nobody") and os.geteuid() == 0:
+        try:
+            os.setgroups([])
+            os.setgid(_NOBODY)
+            os.setuid(_NOBODY)
+        except OSError as exc:
+            facts["notes"].append(f"could not leave root ({exc})")
+    facts["uid"] = os.geteuid()
+    for name in _WARM:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    return facts
+
+
+def main() -> None:
+    stdin = sys.stdin.buffer.raw.fileno() if hasattr(sys.stdin.buffer, "raw") else 0
+    options = json.loads(_read_exact(stdin, struct.unpack(">Q", _read_exact(stdin, 8))[0]))
+    hello = json.dumps(_start(options)).encode()
+    sys.stdout.buffer.write(struct.pack(">Q", len(hello)) + hello)
+    sys.stdout.buffer.flush()
+    while True:
+        try:
+            size = struct.unpack(">Q", _read_exact(stdin, 8))[0]
+            request = json.loads(_read_exact(stdin, size))
+        except EOFError:
+            return
+        _judge_one(request)
+
+
+if __name__ == "__main__":
+    main()

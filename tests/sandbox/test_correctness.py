@@ -1,0 +1,135 @@
+"""Correct code scores as correct, wherever Python is installed and however loaded the host."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from critiquebench.judges import PythonJudge, SandboxLimits
+from critiquebench.judges._interpret import interpret
+from critiquebench.judges._plan import plan_checks
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxMode
+from critiquebench.suites import Case, Check
+from tests.helpers import GOOD_ADD, make_case
+from tests.sandbox.conftest import run
+
+# GUI, platform-specific or side-effecting modules a judged function has no use for.
+_SKIPPED = {
+    "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "msvcrt", "winreg",
+    "winsound", "_winapi", "nt", "_msi", "msilib", "_overlapped", "_wmi", "nturl2path",
+    "ntpath", "_tkinter", "__hello__", "__phello__", "_scproxy",
+}  # fmt: skip
+
+
+def _stdlib_modules() -> list[str]:
+    import importlib.util
+
+    names = []
+    for name in sorted(sys.stdlib_module_names - _SKIPPED):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                names.append(name)
+        except (ImportError, ValueError):
+            continue
+    return names
+
+
+def test_every_stdlib_module_is_importable(judge: PythonJudge) -> None:
+    modules = _stdlib_modules()
+    assert len(modules) > 150
+    code = (
+        "import importlib\n"
+        "def add(a, b):\n"
+        f"    failed = []\n"
+        f"    for name in {modules!r}:\n"
+        "        try:\n"
+        "            importlib.import_module(name)\n"
+        "        except BaseException as exc:\n"
+        "            failed.append(f'{name}: {type(exc).__name__}: {exc}')\n"
+        "    return failed or a + b\n"
+    )
+    result = run(judge, code)
+    assert result.passed, result.failures[0].actual if result.failures else ""
+
+
+@pytest.mark.parametrize(
+    "module", ["base64", "glob", "pathlib", "csv", "uuid", "zlib", "threading"]
+)
+def test_a_correct_answer_that_imports_a_module_passes(judge: PythonJudge, module: str) -> None:
+    assert run(judge, f"import {module}\n" + GOOD_ADD).passed
+
+
+def test_timeouts_scale_with_the_reference_solution() -> None:
+    # The reference itself needs ~0.5 s of CPU per check, more than the 0.2 s floor:
+    # a correct answer as slow as the reference must not be a timeout.
+    slow = (
+        "def add(a, b):\n"
+        "    total = 0\n"
+        "    for _ in range(8_000_000):\n"
+        "        total += 1\n"
+        "    return a + b\n"
+    )
+    case = make_case().model_copy(update={"reference_solution": slow})
+    limits = SandboxLimits(check_timeout_s=0.2, timeout_multiple=5.0, wall_s=30.0)
+    judge = PythonJudge(limits)
+    try:
+        assert judge(case, slow).passed
+        unscaled = judge(case.model_copy(update={"reference_solution": ""}), slow)
+    finally:
+        judge.close()
+    assert "timeout" in [failure.kind for failure in unscaled.failures]
+
+
+def test_a_starved_attempt_is_an_infrastructure_error_not_a_defect() -> None:
+    limits = SandboxLimits(wall_s=4.0)
+    plans = plan_checks(make_case().checks, "add")
+    report = {"timed_out": True, "run_queue_wait_s": 3.5}
+    judged = interpret(plans, RawAttempt(report, b""), "nonce", limits)
+    assert judged.infrastructure_error and "too loaded" in judged.infrastructure_error
+    assert judged.failures == []
+    sleeping = interpret(
+        plans, RawAttempt({"timed_out": True, "run_queue_wait_s": 0.1}, b""), "n", limits
+    )
+    assert sleeping.infrastructure_error is None
+    assert sleeping.failures[0].kind == "timeout"
+
+
+def test_a_sandbox_that_cannot_start_is_an_infrastructure_error() -> None:
+    broken = Sandbox(SandboxMode(False, ("/nonexistent/python",), map_users=False))
+    judge = PythonJudge(sandbox=broken)
+    result = judge(make_case(), GOOD_ADD)
+    assert result.infrastructure_error is not None
+    assert not result.passed
+    assert result.defects() == 0  # never counted as the candidate's defects
+
+
+def test_the_fallback_says_so_and_still_judges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback")
+    judge = PythonJudge(SandboxLimits(wall_s=8.0))
+    try:
+        assert "FALLBACK" in judge.describe()
+        assert judge(make_case(), "import base64\n" + GOOD_ADD).passed
+        wrong = judge(make_case(), "def add(a, b):\n    return a - b")
+    finally:
+        judge.close()
+    assert wrong.defects() == 2
+
+
+def test_checks_of_other_shapes_run_inside_and_are_counted() -> None:
+    case = Case(
+        id="t/loop",
+        prompt="",
+        entry_point="add",
+        checks=(
+            Check(source="assert add(1, 2) == 3", origin="feedback"),
+            Check(source="for i in range(3):\n    assert add(i, i) == 2 * i", origin="heldout"),
+        ),
+    )
+    judge = PythonJudge()
+    try:
+        result = judge(case, "def add(a, b):\n    return a - b")
+    finally:
+        judge.close()
+    assert result.checks_inside == 1
+    assert [failure.inside for failure in result.failures] == [False, True]
