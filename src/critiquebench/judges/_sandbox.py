@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -182,6 +183,11 @@ class Worker:
             self.close()
             raise
 
+    @property
+    def alive(self) -> bool:
+        """False once the worker process has exited."""
+        return self._process.poll() is None
+
     def judge(self, request: dict[str, Any]) -> RawAttempt:
         """Judge one attempt; SandboxUnavailable if the worker died or hung."""
         self._send(request)
@@ -250,6 +256,10 @@ class Sandbox:
     _idle: list[Worker] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __post_init__(self) -> None:
+        # Workers are processes: stop them when the pool is dropped, not at interpreter exit.
+        weakref.finalize(self, _close_all, self._idle)
+
     @property
     def description(self) -> str:
         """The fences in force, in words."""
@@ -268,8 +278,11 @@ class Sandbox:
 
     def _acquire(self) -> Worker:
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive:
+                    return worker
+                worker.close()  # it stopped on its own (idle too long, or killed)
         return Worker(self.mode)
 
     def _release(self, worker: Worker) -> None:
@@ -279,6 +292,9 @@ class Sandbox:
     def close(self) -> None:
         """Stop every idle worker."""
         with self._lock:
-            workers, self._idle = self._idle, []
-        for worker in workers:
-            worker.close()
+            _close_all(self._idle)
+
+
+def _close_all(workers: list[Worker]) -> None:
+    while workers:
+        workers.pop().close()

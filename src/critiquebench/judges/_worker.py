@@ -43,6 +43,7 @@ _NOBODY = 65534
 _MAX_TEXT = 2000
 _MAX_NODES = 100_000
 _MAX_DEPTH = 100
+_IDLE_EXIT_S = 600.0
 
 # Loaded before the first fork so that attempts start with them imported (speed only:
 # every stdlib module is importable inside the sandbox either way).
@@ -622,6 +623,9 @@ def main() -> None:
     sys.stdout.buffer.write(struct.pack(">Q", len(hello)) + hello)
     sys.stdout.buffer.flush()
     while True:
+        # An idle worker leaves after a while; the judge starts a fresh one on demand.
+        if not select.select([stdin], [], [], _IDLE_EXIT_S)[0]:
+            return
         try:
             size = struct.unpack(">Q", _read_exact(stdin, 8))[0]
             request = json.loads(_read_exact(stdin, size))
