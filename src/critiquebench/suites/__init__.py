@@ -12,7 +12,12 @@ from critiquebench.suites._informative import (
     feedback_cannot_fail,
     uninformative_reason,
 )
-from critiquebench.suites._jsonl import SuiteFormatError, load_jsonl_suite
+from critiquebench.suites._jsonl import (
+    SuiteFormatError,
+    SuiteScan,
+    load_jsonl_suite,
+    scan_jsonl_suite,
+)
 from critiquebench.suites._registry import BUNDLED_SUITES, load_suite
 
 __all__ = [
@@ -23,11 +28,13 @@ __all__ = [
     "CheckOrigin",
     "HumanEvalUnavailableError",
     "SuiteFormatError",
+    "SuiteScan",
     "candidate_names",
     "check_is_informative",
     "feedback_cannot_fail",
     "load_humaneval",
     "load_jsonl_suite",
     "load_suite",
+    "scan_jsonl_suite",
     "uninformative_reason",
 ]
