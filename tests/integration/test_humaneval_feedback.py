@@ -1,4 +1,4 @@
-"""HumanEval end to end: a perfect fixer reaches 100% seeing only feedback."""
+"""HumanEval end to end: its references pass, and a perfect fixer reaches 100% on feedback only."""
 
 from __future__ import annotations
 
@@ -6,11 +6,20 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from critiquebench.cli import app
 from critiquebench.judges import PythonJudge
 from critiquebench.loop import LoopDependencies, LoopSettings, build_graph, run_loop
 from critiquebench.models import ReplayProvider
 from critiquebench.suites import load_suite
+
+
+def test_bundled_humaneval_validates_clean_with_its_references() -> None:
+    result = CliRunner().invoke(app, ["validate-suite", "humaneval"])
+    assert result.exit_code == 0, result.output
+    assert "humaneval: 164 valid case(s), 0 error(s), 0 warning(s)" in result.output
+    assert "164 of 164 reference solution(s) pass their own checks" in result.output
 
 
 def _wrong_then_right(folder: Path) -> Path:

@@ -18,9 +18,17 @@ from critiquebench.suites._jsonl import (
     load_jsonl_suite,
     scan_jsonl_suite,
 )
-from critiquebench.suites._registry import BUNDLED_SUITES, load_suite
+from critiquebench.suites._registry import BUNDLED_JSONL, BUNDLED_SUITES, load_suite
+from critiquebench.suites._validate import (
+    SuiteProblem,
+    SuiteValidation,
+    failing_references,
+    uninformative_feedback,
+    validate_suite,
+)
 
 __all__ = [
+    "BUNDLED_JSONL",
     "BUNDLED_SUITES",
     "LENT_TAG_PREFIX",
     "Case",
@@ -28,13 +36,18 @@ __all__ = [
     "CheckOrigin",
     "HumanEvalUnavailableError",
     "SuiteFormatError",
+    "SuiteProblem",
     "SuiteScan",
+    "SuiteValidation",
     "candidate_names",
     "check_is_informative",
+    "failing_references",
     "feedback_cannot_fail",
     "load_humaneval",
     "load_jsonl_suite",
     "load_suite",
     "scan_jsonl_suite",
+    "uninformative_feedback",
     "uninformative_reason",
+    "validate_suite",
 ]
