@@ -260,14 +260,40 @@ def quorum(
 
 @app.command("validate-suite")
 def validate_suite(
-    path: Annotated[Path, typer.Argument(help="A JSONL suite file.")],
+    suite: Annotated[
+        str, typer.Argument(help="A bundled suite (basic, humaneval) or a JSONL suite file.")
+    ],
+    references: Annotated[
+        bool,
+        typer.Option(
+            "--references/--no-references",
+            help="Run every reference_solution through the Python judge (~50 ms per case).",
+        ),
+    ] = True,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on warnings too (by default they do not).")
+    ] = False,
 ) -> None:
-    """Check a suite file and say how many cases it holds."""
+    """Check a suite: every bad line, feedback that cannot fail, references that fail.
+
+    Exit 0 when valid (warnings do not fail validation unless --strict), 1 when a
+    reference solution fails its own checks (or a warning under --strict), 2 when
+    the suite cannot be used (missing, a folder, not UTF-8, malformed lines).
+    """
+    from critiquebench.suites import HumanEvalUnavailableError
+    from critiquebench.suites import validate_suite as run_validation
+
     try:
-        cases = load_suite(str(path))
-    except (SuiteFormatError, FileNotFoundError) as exc:
+        found = run_validation(suite, check_references=references)
+    except (FileNotFoundError, HumanEvalUnavailableError) as exc:
         raise _fail(str(exc)) from None
-    console.print(f"{path}: {len(cases)} valid case(s)")
+    for problem in found.problems:
+        console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    console.print(found.summary(), markup=False, highlight=False, soft_wrap=True)
+    if found.of_kind("format"):
+        raise typer.Exit(code=2)
+    if not found.ok(strict=strict):
+        raise typer.Exit(code=1)
 
 
 @app.command()

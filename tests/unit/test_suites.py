@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,28 @@ def test_humaneval_canonical_solutions_pass_every_check() -> None:
     judge = PythonJudge()
     failing = [c.id for c in load_suite("humaneval") if not judge(c, c.reference_solution).passed]
     assert failing == []
+
+
+def test_loading_reports_the_first_problem_and_counts_the_others(tmp_path: Path) -> None:
+    path = _write(tmp_path, "{bad", json.dumps(GOOD), "[1]", json.dumps(GOOD))
+    with pytest.raises(SuiteFormatError, match=r"and 2 more problem\(s\)") as caught:
+        load_jsonl_suite(path)
+    assert caught.value.line == 1
+    assert [p.line for p in caught.value.more] == [3, 4]
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda p: p.mkdir(), "is a folder"),
+        (lambda p: p.write_bytes(b'{"id": "\xff"}\n'), "not UTF-8 text (byte 0xff)"),
+        (lambda p: p.write_text(""), "the file is empty"),
+    ],
+)
+def test_unusable_files_are_a_suite_error_not_a_traceback(
+    tmp_path: Path, make: Callable[[Path], object], reason: str
+) -> None:
+    path = tmp_path / "suite.jsonl"
+    make(path)
+    with pytest.raises(SuiteFormatError, match=re.escape(reason)):
+        load_suite(str(path))

@@ -1,17 +1,53 @@
 """Suites of cases: bundled (``basic``, ``humaneval``) or user JSONL files."""
 
 from critiquebench.suites._case import Case, Check, CheckOrigin
-from critiquebench.suites._humaneval import load_humaneval
-from critiquebench.suites._jsonl import SuiteFormatError, load_jsonl_suite
-from critiquebench.suites._registry import BUNDLED_SUITES, load_suite
+from critiquebench.suites._humaneval import (
+    LENT_TAG_PREFIX,
+    HumanEvalUnavailableError,
+    load_humaneval,
+)
+from critiquebench.suites._informative import (
+    candidate_names,
+    check_is_informative,
+    feedback_cannot_fail,
+    uninformative_reason,
+)
+from critiquebench.suites._jsonl import (
+    SuiteFormatError,
+    SuiteScan,
+    load_jsonl_suite,
+    scan_jsonl_suite,
+)
+from critiquebench.suites._registry import BUNDLED_JSONL, BUNDLED_SUITES, load_suite
+from critiquebench.suites._validate import (
+    SuiteProblem,
+    SuiteValidation,
+    failing_references,
+    uninformative_feedback,
+    validate_suite,
+)
 
 __all__ = [
+    "BUNDLED_JSONL",
     "BUNDLED_SUITES",
+    "LENT_TAG_PREFIX",
     "Case",
     "Check",
     "CheckOrigin",
+    "HumanEvalUnavailableError",
     "SuiteFormatError",
+    "SuiteProblem",
+    "SuiteScan",
+    "SuiteValidation",
+    "candidate_names",
+    "check_is_informative",
+    "failing_references",
+    "feedback_cannot_fail",
     "load_humaneval",
     "load_jsonl_suite",
     "load_suite",
+    "scan_jsonl_suite",
+    "uninformative_feedback",
+    "uninformative_reason",
+    "validate_suite",
 ]

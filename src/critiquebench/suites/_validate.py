@@ -1,0 +1,248 @@
+"""Validate a suite: its format, whether its feedback can teach, whether its references pass.
+
+Three kinds of finding, each named with ``file:line`` (or the bundled suite's name)
+and the case id:
+
+- ``format`` (error): a line that cannot be used; every bad line is reported.
+- ``reference`` (error): a ``reference_solution`` that fails its own checks when
+  run through the judge, with each failing check's expected and actual values.
+- ``feedback`` (warning): a case whose feedback checks cannot fail for any
+  candidate, so a loop shown only feedback stops on a wrong draft. Warnings do
+  not make a suite invalid unless the caller asks for strictness.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from critiquebench.suites._case import Case
+from critiquebench.suites._informative import feedback_cannot_fail
+from critiquebench.suites._jsonl import SuiteFormatError, scan_jsonl_suite
+from critiquebench.suites._registry import BUNDLED_JSONL, BUNDLED_SUITES
+
+if TYPE_CHECKING:
+    from critiquebench.judges import Failure, JudgeResult
+
+ProblemKind = Literal["format", "reference", "feedback"]
+Judge = Callable[[Case, str], "JudgeResult"]
+
+_SHOWN_FAILURES = 5
+
+
+@dataclass(frozen=True)
+class SuiteProblem:
+    """One finding of the validator."""
+
+    kind: ProblemKind
+    where: str
+    """``file:line`` of the case, or the bundled suite's name."""
+    message: str
+    case_id: str = ""
+
+    @property
+    def severity(self) -> Literal["error", "warning"]:
+        """``warning`` for feedback findings; every other kind is an ``error``."""
+        return "warning" if self.kind == "feedback" else "error"
+
+    def __str__(self) -> str:
+        case = f"{self.case_id}: " if self.case_id else ""
+        return f"{self.where}: {self.severity}: {case}{self.message}"
+
+
+@dataclass(frozen=True)
+class SuiteValidation:
+    """What :func:`validate_suite` found about one suite."""
+
+    suite: str
+    cases: int
+    problems: tuple[SuiteProblem, ...]
+    references_checked: int | None
+    """How many reference solutions ran through the judge (None: check skipped)."""
+    references_missing: int
+    """Cases without a reference solution (nothing to check)."""
+    reference_seconds: float
+
+    def of_kind(self, kind: ProblemKind) -> tuple[SuiteProblem, ...]:
+        """The problems of one kind, in suite order."""
+        return tuple(problem for problem in self.problems if problem.kind == kind)
+
+    @property
+    def errors(self) -> tuple[SuiteProblem, ...]:
+        """Findings that make the suite invalid."""
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[SuiteProblem, ...]:
+        """Findings that do not make the suite invalid by default."""
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    def summary(self) -> str:
+        """One line: cases, errors, warnings and what the reference check did."""
+        text = (
+            f"{self.suite}: {self.cases} valid case(s), "
+            f"{len(self.errors)} error(s), {len(self.warnings)} warning(s)"
+        )
+        if self.references_checked is None:
+            text += "; references not checked"
+        else:
+            passing = self.references_checked - len(self.of_kind("reference"))
+            text += (
+                f"; {passing} of {self.references_checked} reference solution(s) pass "
+                f"their own checks ({self.reference_seconds:.1f} s)"
+            )
+            if self.references_missing:
+                text += f", {self.references_missing} case(s) have none"
+        if self.warnings:
+            text += "; warnings do not fail validation (--strict makes them)"
+        return text
+
+    def ok(self, *, strict: bool = False) -> bool:
+        """True without errors (and, when ``strict``, without warnings)."""
+        return not self.errors and not (strict and self.warnings)
+
+
+Located = Sequence[tuple[str, Case]]
+
+
+def uninformative_feedback(located: Located) -> list[SuiteProblem]:
+    """A warning for every case whose feedback checks cannot fail for any candidate."""
+    problems = []
+    for where, case in located:
+        reasons = feedback_cannot_fail(case)
+        if reasons:
+            message = (
+                "feedback cannot fail any candidate, so a loop shown only feedback "
+                f"stops on a wrong draft ({'; '.join(reasons)}): add a feedback test "
+                f"that calls {case.entry_point}"
+            )
+            problems.append(SuiteProblem("feedback", where, message, case.id))
+    return problems
+
+
+def _describe_failure(failure: Failure, jsonl_fields: bool) -> str:
+    if not failure.line:
+        where = f"[{failure.kind}]"
+    elif jsonl_fields and failure.origin:
+        # A JSONL check's line is its position in the field, counted from 1.
+        where = f"[{failure.origin}_tests[{failure.line - 1}]]"
+    else:
+        where = f"[{failure.origin} line {failure.line}]".replace("[ ", "[")
+    text = f"{where} `{failure.source}`" if failure.source else where
+    if failure.expected is not None or failure.actual is not None:
+        text += f" expected {failure.expected}, actual {failure.actual}"
+    elif failure.message:
+        text += f" {failure.message}"
+    return text
+
+
+def _reference_problem(
+    where: str, case: Case, result: JudgeResult, jsonl_fields: bool
+) -> SuiteProblem | None:
+    if result.infrastructure_error:
+        message = f"the judge could not run the reference solution: {result.infrastructure_error}"
+        return SuiteProblem("reference", where, message, case.id)
+    if result.passed:
+        return None
+    shown = [_describe_failure(f, jsonl_fields) for f in result.failures[:_SHOWN_FAILURES]]
+    hidden = len(result.failures) - len(shown)
+    if hidden:
+        shown.append(f"... and {hidden} more")
+    failed = result.checks_total - result.checks_passed
+    message = (
+        f"reference_solution fails {failed} of {result.checks_total} check(s):\n    "
+        + "\n    ".join(shown)
+    )
+    return SuiteProblem("reference", where, message, case.id)
+
+
+def failing_references(
+    located: Located, judge: Judge, *, workers: int = 2, jsonl_fields: bool = False
+) -> tuple[list[SuiteProblem], int]:
+    """Run every reference solution through ``judge``; an error per failing one.
+
+    Returns the problems and how many references were checked. The judge runs
+    each answer out of process, so threads overlap the waiting. ``jsonl_fields``
+    names failing checks by their JSONL field (``heldout_tests[2]``) rather than line.
+    """
+    with_reference = [(where, case) for where, case in located if case.reference_solution]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(
+            pool.map(lambda item: judge(item[1], item[1].reference_solution), with_reference)
+        )
+    problems = [
+        problem
+        for (where, case), result in zip(with_reference, results, strict=True)
+        if (problem := _reference_problem(where, case, result, jsonl_fields)) is not None
+    ]
+    return problems, len(with_reference)
+
+
+def _locate(name_or_path: str) -> tuple[list[tuple[str, Case]], list[SuiteProblem], bool]:
+    """Cases with their locations, the format problems found, and whether it is JSONL."""
+    if name_or_path in BUNDLED_JSONL:
+        path = BUNDLED_JSONL[name_or_path]
+    elif name_or_path in BUNDLED_SUITES:
+        return [(name_or_path, case) for case in BUNDLED_SUITES[name_or_path]()], [], False
+    else:
+        path = Path(name_or_path)
+        if not path.exists():
+            known = ", ".join(sorted(BUNDLED_SUITES))
+            raise FileNotFoundError(
+                f"suite {name_or_path!r} is neither a bundled suite ({known}) nor an existing file"
+            )
+    try:
+        scan = scan_jsonl_suite(path)
+    except SuiteFormatError as exc:
+        return [], [SuiteProblem("format", exc.location(), exc.reason)], True
+    located = [(f"{path}:{line}", case) for line, case in scan.cases]
+    problems = [SuiteProblem("format", p.location(), p.reason) for p in scan.problems]
+    return located, problems, True
+
+
+def validate_suite(
+    name_or_path: str,
+    *,
+    judge: Judge | None = None,
+    check_references: bool = True,
+    workers: int = 2,
+) -> SuiteValidation:
+    """Validate a bundled suite (by name) or a JSONL suite file (by path).
+
+    Args:
+        name_or_path: ``basic``, ``humaneval`` or a path to a ``.jsonl`` file.
+        judge: judges reference solutions; defaults to :class:`PythonJudge`.
+        check_references: run every ``reference_solution`` through the judge
+            (about 50 ms per case); False skips it.
+        workers: reference solutions judged at once.
+
+    Raises:
+        FileNotFoundError: ``name_or_path`` is neither a bundled suite nor a file.
+        HumanEvalUnavailableError: ``humaneval`` asked for without its package.
+    """
+    located, problems, jsonl = _locate(name_or_path)
+    problems += uninformative_feedback(located)
+    checked: int | None = None
+    started = time.perf_counter()
+    if check_references and located:
+        if judge is None:
+            # Imported here: the judges package imports this one.
+            from critiquebench.judges import PythonJudge
+
+            judge = PythonJudge()
+        reference_problems, checked = failing_references(
+            located, judge, workers=workers, jsonl_fields=jsonl
+        )
+        problems += reference_problems
+    return SuiteValidation(
+        suite=name_or_path,
+        cases=len(located),
+        problems=tuple(problems),
+        references_checked=checked,
+        references_missing=sum(1 for _, case in located if not case.reference_solution),
+        reference_seconds=time.perf_counter() - started if checked is not None else 0.0,
+    )
