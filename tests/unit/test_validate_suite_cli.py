@@ -137,3 +137,12 @@ def test_a_judge_that_cannot_judge_is_an_error_not_a_pass(tmp_path: Path) -> Non
     assert [p.kind for p in found.errors] == ["reference"]
     assert "could not run the reference solution: sandbox did not start" in str(found.errors[0])
     assert not found.ok()
+
+
+def test_checks_the_parent_cannot_decide_are_counted(tmp_path: Path) -> None:
+    looped = {**GOOD, "heldout_tests": ["for i in range(3):\n    assert add(i, i) == 2 * i"]}
+    code, output = _validate(
+        str(_suite(tmp_path, GOOD, {**looped, "id": "x/loop"})), "--no-references"
+    )
+    assert code == 0
+    assert "1 of 5 check(s) run inside the sandbox" in output

@@ -66,6 +66,11 @@ class SuiteValidation:
     references_missing: int
     """Cases without a reference solution (nothing to check)."""
     reference_seconds: float
+    checks: int = 0
+    """Checks over all cases."""
+    checks_inside: int = 0
+    """Checks of a shape the judge cannot decide in the trusted parent: they run inside
+    the sandbox, where a candidate could interfere with them (see README, judge)."""
 
     def of_kind(self, kind: ProblemKind) -> tuple[SuiteProblem, ...]:
         """The problems of one kind, in suite order."""
@@ -97,6 +102,11 @@ class SuiteValidation:
             )
             if self.references_missing:
                 text += f", {self.references_missing} case(s) have none"
+        if self.checks:
+            text += (
+                f"; {self.checks_inside} of {self.checks} check(s) run inside the sandbox"
+                " (not decided by the trusted parent)"
+            )
         if self.warnings:
             text += "; warnings do not fail validation (--strict makes them)"
         return text
@@ -224,13 +234,16 @@ def validate_suite(
         FileNotFoundError: ``name_or_path`` is neither a bundled suite nor a file.
         HumanEvalUnavailableError: ``humaneval`` asked for without its package.
     """
+    # Imported here: the judges package imports this one.
+    from critiquebench.judges import plan_checks
+
     located, problems, jsonl = _locate(name_or_path)
     problems += uninformative_feedback(located)
+    plans = [plan for _, case in located for plan in plan_checks(case.checks, case.entry_point)]
     checked: int | None = None
     started = time.perf_counter()
     if check_references and located:
         if judge is None:
-            # Imported here: the judges package imports this one.
             from critiquebench.judges import PythonJudge
 
             judge = PythonJudge()
@@ -245,4 +258,6 @@ def validate_suite(
         references_checked=checked,
         references_missing=sum(1 for _, case in located if not case.reference_solution),
         reference_seconds=time.perf_counter() - started if checked is not None else 0.0,
+        checks=len(plans),
+        checks_inside=sum(1 for plan in plans if plan.mode == "inside"),
     )
