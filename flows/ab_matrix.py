@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import PrefectFuture, as_completed
 
-from critiquebench.pipeline import RunConfig, finish_run, start_run
+from critiquebench.pipeline import RunConfig, RunIncomplete, finish_run, start_run
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
 from tasks.quality import check_quality_task
@@ -33,7 +33,9 @@ def ab_matrix(
 
     ``config`` holds every run setting (see ``RunConfig``; defaults: the ``basic``
     suite, arms A and B, the local model). Re-running with an existing
-    ``config.run_id`` resumes that run: units already written are skipped.
+    ``config.run_id`` resumes that run: finished units are skipped, units recorded
+    with an infrastructure error run again, other experiment settings are refused.
+    Raises ``RunIncomplete`` when units are left unfinished (status ``incomplete``).
     ``task_runner`` runs the units on threads of this process (``threads``), on Dask
     worker processes (``dask``: a local cluster of ``config.max_concurrency`` workers,
     or the scheduler at ``dask_address``) or on Ray (``ray``); see tasks/runners.py.
@@ -45,8 +47,8 @@ def ab_matrix(
     plan = start_run(config)
     total = len(plan.work)
     logger.info(
-        "run %s: %d units planned, %d already written, %d to run",
-        config.run_id, plan.planned, plan.skipped, total,
+        "run %s: %d units planned, %d already finished, %d to run (%d retried after errors)",
+        config.run_id, plan.planned, plan.skipped, total, plan.retried,
     )  # fmt: skip
     # Called from a sync flow these return plain values; the union type is for async use.
     progress_id = create_progress_artifact(0.0, key=f"progress-{key}", description="units done")
@@ -68,12 +70,12 @@ def ab_matrix(
             update_progress_artifact(progress_id, 100.0 * done / max(total, 1))
             logger.info("units finished: %d/%d (%s)", done, total, progress.eta_text())
     quality = check_quality_task(config.output, config.run_id, key)
-    finish_run(plan, failed, quality="passed" if quality.passed else "failed")
+    end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
     write_reports_task(config.output, config.run_id, Path(prices), target, key)
     if not quality.passed:
         raise QualityCheckFailed(quality)
-    if failed:
-        raise RuntimeError(f"{failed} of {total} units failed; rerun with run_id={config.run_id}")
+    if end.status == "incomplete":
+        raise RunIncomplete(end)
     return {
         "run_id": config.run_id,
         "output": str(config.output),

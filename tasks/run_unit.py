@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from critiquebench.pipeline import RunConfig, Unit, run_unit
@@ -14,10 +14,12 @@ from critiquebench.suites import Case
 
 @dataclass(frozen=True)
 class UnitDone:
-    """What a finished unit task returns: the unit, and the process that ran it."""
+    """What a finished unit task returns: the unit, the process that ran it, its error."""
 
     unit: Unit
     worker_pid: int
+    error: str | None = None
+    """The infrastructure error the unit recorded (it is then rerun by a resume)."""
 
 
 @task(
@@ -28,4 +30,7 @@ class UnitDone:
 )
 def run_unit_task(case: Case, unit: Unit, config: RunConfig) -> UnitDone:
     """Run the loop on one unit and write its rows (see critiquebench.pipeline.run_unit)."""
-    return UnitDone(run_unit(case, unit, config), os.getpid())
+    written = run_unit(case, unit, config)
+    if written.error is not None:
+        get_run_logger().warning("unit not finished: %s", written.error)
+    return UnitDone(written.unit, os.getpid(), written.error)

@@ -24,7 +24,7 @@ from critiquebench.analysis import (
 )
 from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
-from critiquebench.pipeline import ResultStore, RunConfig
+from critiquebench.pipeline import ResultStore, RunConfig, RunIncomplete, preflight
 from critiquebench.prefect_env import configure_prefect_environment
 from critiquebench.suites import SuiteFormatError, load_suite
 
@@ -102,6 +102,13 @@ def run(
     token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
+    stagnation_patience: Annotated[
+        int | None,
+        typer.Option(
+            help="Fix rounds without fewer failures before a loop stops (default: "
+            "the retry limit, i.e. never before the budget)."
+        ),
+    ] = None,
     verifier_policy: Annotated[
         str, typer.Option(help="An unusable critic reply counts as pass (fail_open) or fail.")
     ] = "fail_open",
@@ -127,7 +134,13 @@ def run(
     prices: PricesOption = Path("data/prices.json"),
     target: TargetOption = 0.80,
 ) -> None:
-    """Run the A/B matrix (the ``ab-matrix`` Prefect flow) and print the per-arm report."""
+    """Run the A/B matrix (the ``ab-matrix`` Prefect flow) and print the per-arm report.
+
+    Exit codes: 0 completed; 1 failed (data-quality checks or an unexpected error);
+    2 bad input, refused before any work (options, suite, replay file, a resume with
+    other experiment settings); 3 incomplete (units failed for infrastructure reasons:
+    rerun with the same --run-id to retry only them).
+    """
     settings: dict[str, Any] = {
         "suite": suite,
         "limit": limit,
@@ -141,6 +154,7 @@ def run(
         "token_budget": token_budget or None,
         "temperature": temperature,
         "max_tokens": max_tokens,
+        "stagnation_patience": stagnation_patience,
         "verifier_policy": verifier_policy,
         "reviewers": reviewers,
         "quorum_threshold": quorum_threshold,
@@ -154,7 +168,7 @@ def run(
         settings["run_id"] = run_id
     try:
         config = RunConfig.model_validate(settings)
-        load_suite(config.suite, config.limit)  # report a bad suite before Prefect starts
+        preflight(config)  # a bad suite, replay file or resume is refused before Prefect starts
     except ValidationError as exc:
         raise _fail(_describe(exc)) from None
     except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
@@ -185,6 +199,9 @@ def run(
     # Prefect's shutdown of its temporary server can end the process without the
     # usual buffer flush; a report that never reaches a redirected file is useless.
     sys.stdout.flush()
+    if isinstance(problem, RunIncomplete):
+        errors.print(f"[bold red]incomplete:[/] {problem}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=3)
     if problem is not None:
         errors.print(f"[bold red]the run did not finish cleanly:[/] {problem}", highlight=False)
         raise typer.Exit(code=1)

@@ -113,6 +113,20 @@ def _lost_calls_file(run: Path) -> None:
     _unit_file(run, "calls").unlink()
 
 
+def _defect_as_error(run: Path) -> None:
+    # cases.error is for infrastructure failures only; a model defect must not land there.
+    _rewrite(_unit_file(run, "cases"), _set(error="SyntaxError in the answer"))
+
+
+def _errored_unit_passed(run: Path) -> None:
+    _rewrite(_unit_file(run, "cases"), _set(error="provider: actor call failed: 503"))
+
+
+def _infrastructure_error(run: Path) -> None:
+    error = "infrastructure: judge: sandbox did not start"
+    _rewrite(_unit_file(run, "cases"), _set(error=error, passed=False, halt_reason="error"))
+
+
 CORRUPTIONS = {
     "null arm": (_null_arm, "cases", "expect_column_values_to_not_be_null", ("arm",)),
     "negative tokens": (
@@ -152,6 +166,18 @@ CORRUPTIONS = {
         "cases",
         "expect_column_values_to_be_between",
         ("tokens_total",),
+    ),
+    "model defect recorded as an error": (
+        _defect_as_error,
+        "cases",
+        "expect_column_values_to_match_regex",
+        ("error",),
+    ),
+    "errored unit counted as passed": (
+        _errored_unit_passed,
+        "cases",
+        "expect_column_values_to_be_in_set",
+        ("passed",),
     ),
     "lost calls file": (
         _lost_calls_file,
@@ -232,3 +258,28 @@ def test_check_command_exit_codes(clean_output: Path, tmp_path: Path) -> None:
 
     missing = runner.invoke(app, ["check", "no-such-run", "--output", str(clean_output)])
     assert missing.exit_code == 2
+
+
+def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
+    clean_output: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    _infrastructure_error(copy / RUN_ID)
+    report = check_run(copy, RUN_ID)
+    assert report.passed and not report.complete, report.markdown()
+    assert [row["error"] for row in report.unfinished] == [
+        "infrastructure: judge: sandbox did not start"
+    ]
+    assert "run INCOMPLETE" in report.markdown()
+    result = runner.invoke(app, ["check", RUN_ID, "--output", str(copy)])
+    assert result.exit_code == 1
+    assert "infrastructure error" in result.output and "sandbox did not start" in result.output
+
+
+def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    _unit_file(copy / RUN_ID, "cases").unlink()
+    report = check_run(copy, RUN_ID)
+    assert report.missing == 1 and not report.complete

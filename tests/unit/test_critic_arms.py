@@ -97,11 +97,35 @@ def test_unparseable_critic_follows_the_policy(
     assert critic_call.verifier_error and critic_call.parse_method == "unparseable"
 
 
-def test_critic_call_error_is_a_recorded_verifier_error() -> None:
+@pytest.mark.parametrize("policy", ["fail_open", "fail_closed"])
+def test_critic_call_error_is_an_infrastructure_error_not_a_verdict(policy: str) -> None:
+    # A call that failed after its retries is no reply: the verifier policy (which
+    # judges unusable replies) must not turn it into a pass or a fail of the artifact.
     script = Script([WRONG_ADD], [ModelError("503 from the critic")])
-    outcome = run(script, "C", policy="fail_open")
-    assert outcome.halt == "critic_ok" and outcome.verifier_errors == 1
+    outcome = run(script, "C", policy=policy)
+    assert outcome.halt == "error"
+    assert outcome.error == "provider: critic call failed: 503 from the critic"
     assert "503" in (outcome.calls[1].verifier_error or "")
+    assert len(script.actor_prompts) == 1  # no fix round after the failed critic
+
+
+def test_reviewer_call_error_is_an_infrastructure_error() -> None:
+    script = Script([WRONG_ADD], [_verdict("fail", "wrong sign")])
+    provider_calls = {"n": 0}
+
+    def reviewer_fails(messages: Sequence[Message]) -> str:
+        if messages[0].content == REVIEWER_SYSTEM:
+            provider_calls["n"] += 1
+            raise ModelError("reviewer timed out")
+        return script(messages)
+
+    settings = LoopSettings(arm="D", critic=CriticSettings(reviewers=1, threshold=1))
+    provider = ScriptedProvider(responder=reviewer_fails)
+    deps = LoopDependencies(provider, PythonJudge(), Critic(provider, settings.critic))
+    outcome = run_loop(CASE, deps, settings)
+    assert provider_calls["n"] == 1
+    assert outcome.halt == "error"
+    assert outcome.error == "provider: reviewer call failed: reviewer timed out"
 
 
 @pytest.mark.parametrize(

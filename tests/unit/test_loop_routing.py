@@ -60,10 +60,33 @@ def test_loop_detected_when_an_earlier_artifact_returns() -> None:
     assert outcome.halt == "loop_detected"
 
 
-def test_stagnation_after_two_rounds_without_fewer_failures() -> None:
-    outcome, _ = _run([TWO_WRONG, TWO_WRONG_B, TWO_WRONG_C])
+def test_stagnation_after_patience_rounds_without_fewer_failures() -> None:
+    outcome, _ = _run([TWO_WRONG, TWO_WRONG_B, TWO_WRONG_C], stagnation_patience=2)
     assert outcome.halt == "stagnation"
     assert [a.feedback_defects for a in outcome.attempts] == [2, 2, 2]
+
+
+def test_stagnation_with_patience_one_stops_after_one_flat_round() -> None:
+    outcome, provider = _run([TWO_WRONG, TWO_WRONG_B], stagnation_patience=1)
+    assert outcome.halt == "stagnation" and len(provider.requests) == 2
+
+
+def test_default_patience_never_cuts_the_retry_limit_short() -> None:
+    # Failures stay at 2 until the third fix lands: with retry limit 3 the loop must
+    # reach it (the old fixed patience of 2 stopped it at round 2 as "stagnation").
+    answers = [TWO_WRONG, TWO_WRONG_B, TWO_WRONG_C, GOOD_ADD]
+    outcome, provider = _run(answers, retry_limit=3, token_budget=None)
+    assert outcome.halt == "passed" and outcome.final.iteration == 3
+    assert [a.feedback_defects for a in outcome.attempts] == [2, 2, 2, 0]
+    assert len(provider.requests) == 4
+
+
+def test_default_patience_is_the_retry_limit() -> None:
+    assert LoopSettings(retry_limit=5).patience == 5
+    assert LoopSettings(retry_limit=0).patience == 1
+    assert LoopSettings(retry_limit=5, stagnation_patience=2).patience == 2
+    with pytest.raises(ValueError, match="stagnation_patience"):
+        LoopSettings(stagnation_patience=0)
 
 
 def test_token_budget_stops_the_loop() -> None:
@@ -72,11 +95,19 @@ def test_token_budget_stops_the_loop() -> None:
     assert outcome.tokens_in + outcome.tokens_out > 5
 
 
-def test_model_error_escalates_and_the_unit_is_still_measured() -> None:
+def test_model_error_is_an_infrastructure_error_never_scored_as_defects() -> None:
     outcome, _ = _run([])
     assert outcome.halt == "error"
-    assert outcome.error and "no answers left" in outcome.error
-    assert outcome.final.defects == 5  # missing function (1) + four checks not run
+    assert outcome.error == "provider: actor call failed: scripted provider has no answers left"
+    # Nothing was produced, so nothing is judged: no attempt, no defects invented.
+    assert outcome.attempts == () and outcome.final.defects == 0
+
+
+def test_model_error_mid_loop_keeps_the_attempts_and_sets_the_error() -> None:
+    outcome, provider = _run([WRONG_ADD])  # the fix call finds no answer left
+    assert outcome.halt == "error" and len(provider.requests) == 2
+    assert outcome.error is not None and outcome.error.startswith("provider: fixer call failed")
+    assert [a.feedback_defects for a in outcome.attempts] == [2]
 
 
 def test_final_answer_is_the_best_attempt_not_the_last() -> None:

@@ -2,7 +2,7 @@
 
 from critiquebench.loop._extract import diff_summary, extract_code, normalise
 from critiquebench.loop._graph import build_graph, initial_state, run_loop
-from critiquebench.loop._nodes import LoopDependencies, sampling_seed
+from critiquebench.loop._nodes import LoopDependencies, provider_error, sampling_seed
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
 from critiquebench.loop._state import (
@@ -11,6 +11,7 @@ from critiquebench.loop._state import (
     CRITIC_ARMS,
     ESCALATING_REASONS,
     HALT_REASONS,
+    INFRASTRUCTURE_ERROR_PREFIXES,
     Arm,
     Attempt,
     CallRecord,
@@ -27,6 +28,7 @@ __all__ = [
     "CRITIC_ARMS",
     "ESCALATING_REASONS",
     "HALT_REASONS",
+    "INFRASTRUCTURE_ERROR_PREFIXES",
     "Arm",
     "Attempt",
     "CallRecord",
@@ -45,6 +47,7 @@ __all__ = [
     "fix_messages",
     "initial_state",
     "normalise",
+    "provider_error",
     "route_for",
     "run_loop",
     "sampling_seed",

@@ -6,6 +6,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
+from critiquebench.judges import JudgeResult
 from critiquebench.loop._nodes import (
     LoopDependencies,
     escalate,
@@ -28,6 +29,11 @@ def _after_judge(state: LoopState) -> Route:
     return route_for(state["halt"])
 
 
+def _after_measure(state: LoopState) -> str:
+    """Where a judge that does not decide hands over: escalate on an infrastructure error."""
+    return "escalate" if state["error"] else "next"
+
+
 def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
     """Compile the loop for an arm.
 
@@ -35,6 +41,8 @@ def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
     Arm B: ``generate -> judge -> (END | fix -> generate | escalate)``.
     Arms C, D, E: ``generate -> judge -> critique -> (END | fix -> generate | escalate)``;
     the judge still measures every arm, the critic decides what the fixer sees.
+    An infrastructure error (a failed model call, a judge that could not judge) goes
+    to ``escalate`` from any node, with ``halt = error``.
     """
     critic_arm = settings.arm in CRITIC_ARMS
     graph = StateGraph(LoopState)
@@ -44,12 +52,14 @@ def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
     graph.add_edge(START, "generate")
     graph.add_conditional_edges("generate", _after_generate, ["judge", "escalate"])
     if settings.arm == "A":
-        graph.add_edge("judge", END)
+        graph.add_conditional_edges("judge", _after_measure, {"next": END, "escalate": "escalate"})
     else:
         decider = "judge"
         if critic_arm:
             graph.add_node("critique", make_critique(deps))
-            graph.add_edge("judge", "critique")
+            graph.add_conditional_edges(
+                "judge", _after_measure, {"next": "critique", "escalate": "escalate"}
+            )
             decider = "critique"
         graph.add_node("fix", fix)
         graph.add_conditional_edges(
@@ -103,9 +113,16 @@ def run_loop(
     history = final["history"]
     best = final["best"]
     if best is None:
-        # The first call failed: measure "no answer" so the unit still counts against its arm.
-        result = deps.judge(case, "")
-        best = Attempt(0, "", result, result.visible_to(settings.feedback_origins()), "")
+        # The first call failed: there is nothing to measure. The unit carries its error
+        # and is excluded from the statistics; an empty placeholder fills the row.
+        nothing = JudgeResult(
+            failures=(),
+            checks_total=len(case.checks),
+            checks_passed=0,
+            duration_s=0.0,
+            notes=("no artifact was produced",),
+        )
+        best = Attempt(0, "", nothing, (), "")
     return LoopOutcome(
         case_id=case.id,
         final=best,

@@ -69,7 +69,8 @@ def make_generate(deps: LoopDependencies) -> Node:
             completion = deps.provider.complete(state["prompt"], params, context=context)
         except ModelError as exc:
             record = CallRecord(iteration, role, deps.provider.model_name, 0, 0, 0.0, str(exc))
-            return {"calls": [*state["calls"], record], "error": str(exc), "halt": "error"}
+            error = provider_error(role, str(exc))
+            return {"calls": [*state["calls"], record], "error": error, "halt": "error"}
         # Counters use the call's experiment cost, so a cache hit changes neither
         # the token budget's decisions nor the arm's reported cost.
         record = CallRecord.of(iteration, role, completion)
@@ -103,6 +104,15 @@ def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
             diff_summary=diff_summary(previous, state["artifact"]),
         )
         new_history = [*history, attempt]
+        if result.infrastructure_error is not None:
+            # The failures say nothing about the artifact: stop, and let the unit be retried.
+            return {
+                "history": new_history,
+                "failures": (),
+                "best": best_attempt(new_history),
+                "halt": "error",
+                "error": f"infrastructure: judge: {result.infrastructure_error}",
+            }
         halt: HaltReason | None = "single_pass" if settings.arm == "A" else None
         if decides:
             tokens = state["tokens_in"] + state["tokens_out"]
@@ -127,6 +137,13 @@ def make_critique(deps: LoopDependencies) -> Node:
         latest = history[-1]
         context = CallContext(case_id=case.id, attempt=latest.iteration, rep=state["rep"])
         review = deps.critic(task_prompt(case), latest.artifact, context)
+        records = [_critic_record(latest.iteration, call) for call in review.calls]
+        failed = next((call for call in review.calls if call.completion is None), None)
+        if failed is not None:
+            # A call that failed after its retries is no reply the verifier policy could
+            # judge: the unit stops as an infrastructure failure, to be retried.
+            error = provider_error(failed.role, failed.verifier_error or "call failed")
+            return {"calls": [*state["calls"], *records], "halt": "error", "error": error}
         findings = tuple(Failure(kind="critic", message=text) for text in review.findings)
         reviewed = dataclasses.replace(
             latest,
@@ -135,7 +152,6 @@ def make_critique(deps: LoopDependencies) -> Node:
             findings_killed=review.killed,
         )
         new_history = [*history[:-1], reviewed]
-        records = [_critic_record(latest.iteration, call) for call in review.calls]
         tokens_in = state["tokens_in"] + sum(r.experiment_tokens_in for r in records)
         tokens_out = state["tokens_out"] + sum(r.experiment_tokens_out for r in records)
         success: HaltReason = "passed" if settings.arm in TEST_FEEDBACK_ARMS else "critic_ok"
@@ -155,6 +171,11 @@ def make_critique(deps: LoopDependencies) -> Node:
         }
 
     return critique
+
+
+def provider_error(role: str, detail: str) -> str:
+    """The ``LoopOutcome.error`` of a model call that failed after its retries."""
+    return f"provider: {role} call failed: {detail.removeprefix('call failed: ')}"
 
 
 def _critic_record(iteration: int, call: CriticCall) -> CallRecord:

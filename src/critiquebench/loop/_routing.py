@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Literal
 
 from critiquebench.loop._extract import normalise
@@ -22,6 +23,8 @@ def decide_halt(
     ``success`` names the halt when nothing visible is left: ``passed`` when tests
     feed back, ``critic_ok`` for critic-only arms. Rules apply in order: success,
     budget_exhausted, no_progress, loop_detected, stagnation, token_budget.
+    Stagnation fires after ``settings.patience`` fix rounds in a row, none of which
+    left fewer visible failures than the attempt before it.
     """
     latest = history[-1]
     if latest.feedback_defects == 0:
@@ -34,9 +37,10 @@ def decide_halt(
             return "no_progress"
         if any(current == normalise(earlier.artifact) for earlier in history[:-2]):
             return "loop_detected"
-    if len(history) >= 3:
-        last, before, first = (a.feedback_defects for a in (history[-1], history[-2], history[-3]))
-        if last >= before >= first:
+    patience = settings.patience
+    if len(history) > patience:
+        window = [attempt.feedback_defects for attempt in history[-patience - 1 :]]
+        if all(later >= earlier for earlier, later in pairwise(window)):
             return "stagnation"
     if settings.token_budget is not None and tokens_used > settings.token_budget:
         return "token_budget"

@@ -29,9 +29,9 @@ HaltReason = Literal[
     "budget_exhausted",  # retry_count reached retry_limit
     "no_progress",  # the new artifact equals the previous one
     "loop_detected",  # the new artifact equals an earlier one
-    "stagnation",  # two rounds in a row without fewer failures
+    "stagnation",  # `stagnation_patience` rounds in a row without fewer failures
     "token_budget",  # the per-case token budget is spent
-    "error",  # a model call failed
+    "error",  # infrastructure: a model call failed after retries, or the judge could not judge
 ]
 HALT_REASONS: tuple[HaltReason, ...] = (
     "passed",
@@ -49,6 +49,10 @@ ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {
     "critic_ok",
     "single_pass",
 }
+
+INFRASTRUCTURE_ERROR_PREFIXES: tuple[str, ...] = ("provider: ", "infrastructure: ")
+"""How every ``LoopOutcome.error`` (and ``cases.error``) starts: a model call that failed
+after its retries, or ``infrastructure: judge: ...`` when the judge could not judge."""
 
 FeedbackMode = Literal["visible", "all"]
 CallRole = Literal["actor", "fixer", "critic", "reviewer"]
@@ -72,6 +76,21 @@ class LoopSettings:
     """Upper bound on tokens generated per call."""
     critic: CriticSettings = field(default_factory=CriticSettings)
     """Critic policy and quorum (arms C, D, E)."""
+    stagnation_patience: int | None = None
+    """Fix rounds in a row without fewer visible failures before the loop stops
+    (``stagnation``). None = ``retry_limit``: the rule then never ends a loop before
+    its budget, so a configured retry limit is never cut short silently."""
+
+    def __post_init__(self) -> None:
+        if self.stagnation_patience is not None and self.stagnation_patience < 1:
+            raise ValueError(f"stagnation_patience must be >= 1, got {self.stagnation_patience}")
+
+    @property
+    def patience(self) -> int:
+        """The stagnation patience in force (``retry_limit`` when not set, at least 1)."""
+        if self.stagnation_patience is None:
+            return max(1, self.retry_limit)
+        return self.stagnation_patience
 
     def feedback_origins(self) -> frozenset[str]:
         """Check origins whose test failures the loop is shown (none for critic-only arms)."""
@@ -213,6 +232,8 @@ class LoopOutcome:
     tokens_in: int
     tokens_out: int
     error: str | None
+    """Infrastructure failure that stopped the unit (``provider: ...`` or
+    ``infrastructure: judge: ...``); None whenever the outcome measures the model."""
     escalation: Escalation | None = field(default=None)
     verifier_errors: int = 0
     findings_killed: int = 0

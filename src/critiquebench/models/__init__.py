@@ -20,7 +20,12 @@ from critiquebench.models._registry import (
     is_cacheable,
     provider_from_spec,
 )
-from critiquebench.models._replay import ReplayFormatError, ReplayProvider, load_replay_file
+from critiquebench.models._replay import (
+    ReplayFile,
+    ReplayFormatError,
+    ReplayProvider,
+    load_replay_file,
+)
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
 
@@ -42,6 +47,7 @@ __all__ = [
     "QuotaExhaustedError",
     "RateLimiter",
     "RateLimits",
+    "ReplayFile",
     "ReplayFormatError",
     "ReplayProvider",
     "RetryPolicy",

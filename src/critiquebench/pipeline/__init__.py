@@ -1,8 +1,19 @@
 """The experiment: expanding the matrix, running units, and storing rows as Parquet."""
 
-from critiquebench.pipeline._config import RunConfig, new_run_id
+from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig, new_run_id
+from critiquebench.pipeline._preflight import (
+    ConfigMismatchError,
+    ReplayCoverageError,
+    check_replay_covers,
+    check_same_experiment,
+    preflight,
+)
 from critiquebench.pipeline._run import (
+    RunEnd,
+    RunIncomplete,
     RunPlan,
+    RunStatus,
+    UnitWritten,
     dependencies_for,
     finish_run,
     run_unit,
@@ -13,20 +24,30 @@ from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
 __all__ = [
+    "EXECUTION_FIELDS",
     "SCHEMA_VERSION",
     "TABLES",
     "Column",
+    "ConfigMismatchError",
+    "ReplayCoverageError",
     "ResultStore",
     "RunConfig",
+    "RunEnd",
+    "RunIncomplete",
     "RunPlan",
+    "RunStatus",
     "Unit",
     "UnitRows",
+    "UnitWritten",
     "arrow_schema",
+    "check_replay_covers",
+    "check_same_experiment",
     "dependencies_for",
     "execute_unit",
     "expand_matrix",
     "finish_run",
     "new_run_id",
+    "preflight",
     "run_unit",
     "start_run",
 ]

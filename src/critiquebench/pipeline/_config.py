@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -27,6 +30,24 @@ def new_run_id() -> str:
     """A sortable, unique run id such as ``20261130-051502-3fa9``."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     return f"{stamp}-{secrets.token_hex(2)}"
+
+
+EXECUTION_FIELDS: frozenset[str] = frozenset(
+    {
+        "run_id",
+        "output",
+        "max_concurrency",
+        "cache",
+        "cache_dir",
+        "max_calls_in_flight",
+        "requests_per_minute",
+        "tokens_per_minute",
+    }
+)
+"""Settings that change where and how fast a run executes, never what it measures:
+its identity and folder, parallelism, rate limits and the call cache (a cache hit
+returns the answer the same call got before). Every other field of ``RunConfig`` is
+an *experiment* setting: resuming a run with a different one is refused."""
 
 
 class RunConfig(BaseModel):
@@ -55,6 +76,12 @@ class RunConfig(BaseModel):
     reviewers: int = Field(1, ge=1, le=9, description="Quorum reviewers per finding (arm D).")
     quorum_threshold: int | None = Field(
         None, ge=1, description="Votes a quorum decision needs (None: a majority)."
+    )
+    stagnation_patience: int | None = Field(
+        None,
+        ge=1,
+        description="Fix rounds in a row without fewer failures before the loop stops "
+        "(None: the retry limit, so stagnation never cuts the budget short).",
     )
     cache: bool = Field(True, description="Answer repeated calls from the call cache.")
     cache_dir: Path = Field(Path("data/cache"), description="Folder of the call cache.")
@@ -90,6 +117,15 @@ class RunConfig(BaseModel):
             raise ValueError(f"run id {value!r} may only use letters, digits, '-', '_' and '.'")
         return value
 
+    def experiment_settings(self) -> dict[str, Any]:
+        """The experiment fields (all but ``EXECUTION_FIELDS``) as plain JSON values."""
+        values = self.model_dump(mode="json")
+        return {name: values[name] for name in sorted(values) if name not in EXECUTION_FIELDS}
+
+    def experiment_hash(self) -> str:
+        """SHA-256 (first 16 hex digits) of the experiment settings: equal iff they are."""
+        return experiment_hash(self.experiment_settings())
+
     def provider_settings(self) -> ProviderSettings:
         """What builds the model provider: the spec, its cache and its rate limits."""
         defaults = default_rate_limits(self.model)
@@ -117,4 +153,11 @@ class RunConfig(BaseModel):
             feedback=self.feedback,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            stagnation_patience=self.stagnation_patience,
         )
+
+
+def experiment_hash(settings: dict[str, Any]) -> str:
+    """The hash of a mapping of experiment settings, from its canonical JSON."""
+    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

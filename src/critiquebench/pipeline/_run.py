@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -9,7 +10,7 @@ import logging
 import platform
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
+from typing import Any, Literal
 
 from critiquebench.judges import PythonJudge, probe_sandbox
 from critiquebench.loop import LoopDependencies
@@ -22,12 +23,16 @@ from critiquebench.models import (
     provider_from_spec,
 )
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
+from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._schema import SCHEMA_VERSION
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
-from critiquebench.suites import Case, load_suite
+from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
+
+RunStatus = Literal["running", "completed", "incomplete", "failed"]
+"""Status of a start of a run, as the ``runs`` table records it (see its schema)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,45 @@ class RunPlan:
     planned: int
     skipped: int
     sandbox: str
+    retried: int = 0
+    """Units in ``work`` that an earlier start recorded with an infrastructure error."""
+    keys: frozenset[str] = frozenset()
+    """Keys of every unit of the matrix."""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How a start of a run ended: its status and the units still to finish."""
+
+    run_id: str
+    status: RunStatus
+    planned: int
+    errored: int
+    """Units whose cases row records an infrastructure error."""
+    missing: int
+    """Units with no cases row at all (they raised, or never ran)."""
+
+    @property
+    def unfinished(self) -> int:
+        """Units a rerun with the same run id will run again."""
+        return self.errored + self.missing
+
+    def message(self) -> str:
+        """One line: what did not finish, and how to finish it."""
+        return (
+            f"run {self.run_id} is incomplete: {self.unfinished} of {self.planned} units "
+            f"did not finish ({self.errored} infrastructure error(s), {self.missing} without "
+            f"rows); they are excluded from the report. Rerun the same command with "
+            f"--run-id {self.run_id} to retry only those units."
+        )
+
+
+class RunIncomplete(RuntimeError):
+    """Some units of a run did not finish; a rerun with the same run id retries them."""
+
+    def __init__(self, end: RunEnd) -> None:
+        self.end = end
+        super().__init__(end.message())
 
 
 @functools.cache
@@ -72,10 +116,11 @@ def _versions() -> str:
 
 def _run_row(
     plan: RunPlan,
-    status: str,
+    status: RunStatus,
     failed: int,
     finished: dt.datetime | None,
     quality: str | None = None,
+    errored: int | None = None,
 ) -> dict[str, Any]:
     config = plan.config
     return {
@@ -97,9 +142,14 @@ def _run_row(
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
         "max_concurrency": config.max_concurrency,
+        "stagnation_patience": config.stagnation_patience,
+        "config_json": config.model_dump_json(),
+        "experiment_hash": config.experiment_hash(),
         "units_planned": plan.planned,
         "units_skipped": plan.skipped,
+        "units_retried": plan.retried,
         "units_failed": failed,
+        "units_errored": errored,
         "quality": quality,
         "sandbox": plan.sandbox,
         "versions": _versions(),
@@ -107,14 +157,17 @@ def _run_row(
 
 
 def start_run(config: RunConfig) -> RunPlan:
-    """Load the suite, check the model spec, and list the units not yet written.
+    """Check the run (see ``preflight``) and the model spec, and list the units to run.
 
-    Starting again with the same ``run_id`` resumes: finished units are skipped.
+    Starting again with the same ``run_id`` resumes the same experiment: finished
+    units are skipped, units recorded with an infrastructure error run again, and
+    other experiment settings are refused (``ConfigMismatchError``).
     """
-    cases = load_suite(config.suite, config.limit)
+    cases = preflight(config)
     dependencies_for(config.provider_settings())  # fail here, before any unit, on a bad model spec
     store = ResultStore(config.output)
-    done = store.finished_units(config.run_id)
+    written = store.unit_errors(config.run_id)
+    done = {key for key, error in written.items() if error is None}
     matrix = expand_matrix(cases, config)
     work = [(case, unit) for case, unit in matrix if unit.key not in done]
     started = dt.datetime.now(dt.UTC)
@@ -126,6 +179,8 @@ def start_run(config: RunConfig) -> RunPlan:
         planned=len(matrix),
         skipped=len(matrix) - len(work),
         sandbox=probe_sandbox(),
+        retried=sum(1 for _, unit in work if written.get(unit.key)),
+        keys=frozenset(unit.key for _, unit in matrix),
     )
     if "unavailable" in plan.sandbox or "could not" in plan.sandbox:
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
@@ -133,15 +188,42 @@ def start_run(config: RunConfig) -> RunPlan:
     return plan
 
 
-def run_unit(case: Case, unit: Unit, config: RunConfig) -> Unit:
+@dataclass(frozen=True)
+class UnitWritten:
+    """A unit whose rows are on disk, and its infrastructure error if it has one."""
+
+    unit: Unit
+    error: str | None
+
+
+def run_unit(case: Case, unit: Unit, config: RunConfig) -> UnitWritten:
     """Run one unit and write its rows at once, so a crash loses only units in flight."""
     rows = execute_unit(case, unit, dependencies_for(config.provider_settings()), config)
     ResultStore(config.output).write_unit(config.run_id, unit, rows)
-    return unit
+    return UnitWritten(unit, rows.case["error"])
 
 
-def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> None:
-    """Record how this start of the run ended, and the data-quality outcome if checked."""
-    status = "failed" if failed or quality == "failed" else "completed"
-    row = _run_row(plan, status, failed, dt.datetime.now(dt.UTC), quality)
-    ResultStore(plan.config.output).write_run_row(plan.config.run_id, plan.invocation, row)
+def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd:
+    """Record how this start of the run ended, and the data-quality outcome if checked.
+
+    The status comes from the rows on disk: ``failed`` when the data checks failed,
+    ``incomplete`` when a unit of the matrix has no row or an infrastructure error,
+    ``completed`` otherwise.
+    """
+    store = ResultStore(plan.config.output)
+    written = {k: e for k, e in store.unit_errors(plan.config.run_id).items() if k in plan.keys}
+    errored = sum(1 for error in written.values() if error is not None)
+    end = RunEnd(
+        run_id=plan.config.run_id,
+        status="completed",
+        planned=plan.planned,
+        errored=errored,
+        missing=len(plan.keys) - len(written),
+    )
+    if quality == "failed":
+        end = dataclasses.replace(end, status="failed")
+    elif end.unfinished:
+        end = dataclasses.replace(end, status="incomplete")
+    row = _run_row(plan, end.status, failed, dt.datetime.now(dt.UTC), quality, errored)
+    store.write_run_row(plan.config.run_id, plan.invocation, row)
+    return end

@@ -6,8 +6,15 @@ Layout under the output folder (default ``data/runs``)::
     <run_id>/cases/<unit>.parquet        one row per (case, arm, rep) unit
     <run_id>/attempts/<unit>.parquet     one row per attempt of that unit
     <run_id>/calls/<unit>.parquet        one row per model call of that unit
+    <run_id>/superseded/<unit>/<stamp>/  earlier rows of a unit that was rerun after
+                                         an infrastructure error (kept, never read)
 
-Every file carries ``run_id``, so a glob over ``*/<table>/*.parquet`` is the table.
+Every file carries ``run_id``, so a glob over ``*/<table>/*.parquet`` is the table,
+with exactly one cases row per unit: the latest.
+
+Version 2 added to ``runs``: ``config_json``, ``experiment_hash``,
+``stagnation_patience``, ``units_retried``, ``units_errored`` and the status
+``incomplete``; ``cases.error`` now holds infrastructure failures only.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import pyarrow as pa
 
 from critiquebench.judges import FAILURE_KINDS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -57,7 +64,13 @@ RUNS = [
         "When it ended; null if it never did.",
         nullable=True,
     ),
-    Column("status", pa.string(), "running, completed or failed."),
+    Column(
+        "status",
+        pa.string(),
+        "running; completed (every unit finished, data checks passed); incomplete (some "
+        "units failed for infrastructure reasons or raised: rerun with the same run id); "
+        "failed (the data-quality checks failed).",
+    ),
     Column("suite", pa.string(), "Suite name or path."),
     Column(
         "case_limit", pa.int32(), "Only the first N cases were used; null = all.", nullable=True
@@ -73,9 +86,43 @@ RUNS = [
     Column("temperature", pa.float64(), "Sampling temperature."),
     Column("max_tokens", pa.int32(), "Generated-token cap per call."),
     Column("max_concurrency", pa.int32(), "Units run at once."),
+    Column(
+        "stagnation_patience",
+        pa.int32(),
+        "Fix rounds without fewer failures before stagnation stops a loop; "
+        "null = the retry limit (v1 rows: the rule used 2).",
+        nullable=True,
+    ),
+    Column(
+        "config_json",
+        pa.string(),
+        "JSON: every RunConfig field of this start (null in v1 rows).",
+        nullable=True,
+    ),
+    Column(
+        "experiment_hash",
+        pa.string(),
+        "SHA-256 prefix of the experiment settings (RunConfig minus EXECUTION_FIELDS); "
+        "every start of a run has the same one (null in v1 rows).",
+        nullable=True,
+    ),
     Column("units_planned", pa.int32(), "Units in the full matrix."),
-    Column("units_skipped", pa.int32(), "Units already written by an earlier start."),
+    Column("units_skipped", pa.int32(), "Units finished by an earlier start (not rerun)."),
+    Column(
+        "units_retried",
+        pa.int32(),
+        "Units this start reran because an earlier start recorded an infrastructure "
+        "error for them (null in v1 rows).",
+        nullable=True,
+    ),
     Column("units_failed", pa.int32(), "Units that raised instead of writing rows."),
+    Column(
+        "units_errored",
+        pa.int32(),
+        "Units whose cases row records an infrastructure error when this start ended "
+        "(null while running and in v1 rows).",
+        nullable=True,
+    ),
     Column(
         "quality",
         pa.string(),
@@ -95,7 +142,9 @@ CASES = [
     Column("defects_feedback_final", pa.int32(), "Final defects visible to the loop."),
     *_kind_columns("final"),
     Column("checks_total", pa.int32(), "Number of checks of the case."),
-    Column("passed", pa.bool_(), "True when the final answer has no defects."),
+    Column(
+        "passed", pa.bool_(), "True when the final answer has no defects (never with an error)."
+    ),
     Column("loops", pa.int32(), "Fix rounds taken (0..retry_limit)."),
     Column("attempts", pa.int32(), "Artifacts produced (loops + 1 unless a call failed)."),
     Column("final_iteration", pa.int32(), "Iteration of the answer kept (the best attempt)."),
@@ -112,7 +161,14 @@ CASES = [
     Column("verifier_errors", pa.int32(), "Critic calls that failed or did not parse."),
     Column("verifier_policy", pa.string(), "fail_open or fail_closed: what such an error meant."),
     Column("findings_killed", pa.int32(), "Critic findings the quorum rejected (arm D)."),
-    Column("error", pa.string(), "Model error that stopped the unit, if any.", nullable=True),
+    Column(
+        "error",
+        pa.string(),
+        "Infrastructure failure that stopped the unit ('provider: ...' after the call's "
+        "retries, 'infrastructure: judge: ...'); such a unit is not finished, is excluded "
+        "from the statistics and is retried by a rerun. Null for every measured unit.",
+        nullable=True,
+    ),
     Column("final_artifact", pa.string(), "The answer kept."),
     Column("finished_at", pa.timestamp("us", tz="UTC"), "When the unit's rows were written."),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tempfile
 from pathlib import Path
@@ -12,6 +13,8 @@ import pyarrow.parquet as pq
 
 from critiquebench.pipeline._schema import arrow_schema
 from critiquebench.pipeline._units import Unit, UnitRows
+
+_UNIT_TABLES = ("cases", "attempts", "calls")
 
 
 def _atomic_write_bytes(path: Path, write: Any) -> None:
@@ -51,20 +54,58 @@ class ResultStore:
         return self.run_dir(run_id) / table
 
     def write_unit(self, run_id: str, unit: Unit, rows: UnitRows) -> None:
-        """Persist one unit; the cases row goes last and marks the unit as done."""
+        """Persist one unit; the cases row goes last and marks the unit as written.
+
+        Rows an earlier start wrote for the unit (an infrastructure error being
+        retried) are moved to ``superseded/`` first, so the tables keep one row per
+        unit, the latest, and nothing written is ever deleted.
+        """
         name = f"{unit.key}.parquet"
+        self._supersede(run_id, unit)
         write_table(self.table_dir(run_id, "attempts") / name, "attempts", rows.attempts)
         write_table(self.table_dir(run_id, "calls") / name, "calls", rows.calls)
         if rows.escalation_record is not None:
             self.write_text(run_id, f"escalations/{unit.key}.md", rows.escalation_record)
         write_table(self.table_dir(run_id, "cases") / name, "cases", [rows.case])
 
-    def finished_units(self, run_id: str) -> set[str]:
-        """Keys of units whose rows are all written."""
+    def _supersede(self, run_id: str, unit: Unit) -> None:
+        # The cases row moves first: should this stop half-way, the unit reads as not
+        # written (and is run again), never as done with another start's attempts.
+        paths = [self.table_dir(run_id, t) / f"{unit.key}.parquet" for t in _UNIT_TABLES]
+        paths.append(self.run_dir(run_id) / "escalations" / f"{unit.key}.md")
+        if not paths[0].exists():
+            return
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        archive = self.run_dir(run_id) / "superseded" / unit.key / stamp
+        archive.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            if path.exists():
+                os.replace(path, archive / f"{path.parent.name}{path.suffix}")
+
+    def unit_errors(self, run_id: str) -> dict[str, str | None]:
+        """Every unit with a cases row: its key and its ``error`` (None: finished)."""
         folder = self.table_dir(run_id, "cases")
         if not folder.exists():
-            return set()
-        return {path.stem for path in folder.glob("*.parquet")}
+            return {}
+        found: dict[str, str | None] = {}
+        for path in sorted(folder.glob("*.parquet")):
+            errors = pq.read_table(path, columns=["error"]).column("error").to_pylist()
+            found[path.stem] = next((e for e in errors if e is not None), None)
+        return found
+
+    def finished_units(self, run_id: str) -> set[str]:
+        """Keys of units written without an infrastructure error: a resume skips these."""
+        return {key for key, error in self.unit_errors(run_id).items() if error is None}
+
+    def run_rows(self, run_id: str) -> list[dict[str, Any]]:
+        """Every runs row of the run (one per start), earliest first."""
+        folder = self.table_dir(run_id, "runs")
+        rows = [
+            row
+            for path in sorted(folder.glob("*.parquet"))
+            for row in pq.read_table(path).to_pylist()
+        ]
+        return sorted(rows, key=lambda row: row["invocation_started_at"])
 
     def write_run_row(self, run_id: str, invocation: str, row: dict[str, Any]) -> Path:
         """Write (or rewrite) the runs row of one start of the run."""

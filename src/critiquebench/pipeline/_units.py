@@ -144,7 +144,7 @@ def outcome_rows(
         "defects_feedback_final": final.feedback_defects,
         **{f"final_{kind}": n for kind, n in final.result.defects_by_kind().items()},
         "checks_total": len(case.checks),
-        "passed": final.defects == 0,
+        "passed": final.defects == 0 and outcome.error is None,
         "loops": outcome.retry_count,
         "attempts": len(outcome.attempts),
         "final_iteration": final.iteration,

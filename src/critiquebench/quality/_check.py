@@ -115,11 +115,26 @@ def check_run(output: Path, run_id: str) -> QualityReport:
             result_format=_FORMAT,
         )
         results += [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
-    return QualityReport(run_id, all(r.success for r in results), results)
+    unfinished, missing = _unfinished(frames)
+    return QualityReport(run_id, all(r.success for r in results), results, unfinished, missing)
+
+
+def _unfinished(frames: dict[str, Frame]) -> tuple[tuple[dict[str, Any], ...], int]:
+    """Units with an infrastructure error, and the count of planned units with no row."""
+    cases, runs = frames["cases"], frames["runs"]
+    errored = cases[cases["error"].notna()]
+    unfinished = tuple(
+        {key: _plain(row[key]) for key in ("case_id", "arm", "rep", "error")}
+        for _, row in errored.iterrows()
+    )
+    planned = int(runs["units_planned"].iloc[-1]) if len(runs) else 0
+    return unfinished, max(0, planned - len(cases))
 
 
 def check_command(run_id: str, output: Path) -> int:
-    """Print the quality report of a run; exit code 0 = passed, 1 = failed, 2 = no such run."""
+    """Print the quality report of a run; exit code 0 = passed, 2 = no such run, 1 = an
+    expectation failed or the run is incomplete (units with an infrastructure error or
+    without rows: their results are not in, so the run cannot be vouched for)."""
     try:
         report = check_run(output, run_id)
     except FileNotFoundError as exc:
@@ -127,4 +142,4 @@ def check_command(run_id: str, output: Path) -> int:
         return 2
     console = Console(width=None if sys.stdout.isatty() else 120)
     console.print(Markdown(report.markdown()))
-    return 0 if report.passed else 1
+    return 0 if report.passed and report.complete else 1

@@ -46,7 +46,37 @@ class QualityReport:
 
     run_id: str
     passed: bool
+    """Every expectation was met (the tables are sound)."""
     results: list[ExpectationOutcome] = field(default_factory=list)
+    unfinished: tuple[dict[str, Any], ...] = ()
+    """Units recorded with an infrastructure error (case_id, arm, rep, error)."""
+    missing: int = 0
+    """Units of the matrix (latest start) without any cases row."""
+
+    @property
+    def complete(self) -> bool:
+        """Every unit of the run finished: nothing is left for a rerun to do."""
+        return not self.unfinished and not self.missing
+
+    def _unfinished_markdown(self) -> list[str]:
+        if self.complete:
+            return []
+        lines = [
+            "",
+            f"### Run incomplete: {len(self.unfinished)} unit(s) with an infrastructure "
+            f"error, {self.missing} without rows",
+            "",
+            "They are excluded from the statistics; `critiquebench run --run-id "
+            f"{self.run_id}` with the run's settings retries only them.",
+            "",
+        ]
+        lines += [
+            f"- `case_id={row['case_id']!r}, arm={row['arm']!r}, rep={row['rep']}`: {row['error']}"
+            for row in self.unfinished[:20]
+        ]
+        if len(self.unfinished) > 20:
+            lines.append(f"- ... and {len(self.unfinished) - 20} more")
+        return lines
 
     @property
     def failures(self) -> list[ExpectationOutcome]:
@@ -58,8 +88,11 @@ class QualityReport:
         failures = self.failures
         tables = sorted({r.table for r in self.results})
         head = f"## Data quality of run `{self.run_id}`: {'passed' if self.passed else 'FAILED'}"
+        if not self.complete:
+            head += " (run INCOMPLETE)"
         if not failures:
-            return f"{head}\n\nAll {len(self.results)} expectations met ({', '.join(tables)}).\n"
+            met = f"All {len(self.results)} expectations met ({', '.join(tables)})."
+            return "\n".join([head, "", met, *self._unfinished_markdown()]) + "\n"
         lines = [head, "", f"{len(failures)} of {len(self.results)} expectations failed.", ""]
         lines += ["| table | expectation | columns | found |", "|---|---|---|---|"]
         lines += [
@@ -77,6 +110,7 @@ class QualityReport:
                     "- `" + ", ".join(f"{k}={_cell(v)}" for k, v in row.items()) + "`"
                     for row in failure.offending
                 ]
+        lines += self._unfinished_markdown()
         return "\n".join(lines) + "\n"
 
 

@@ -21,12 +21,12 @@ from great_expectations.data_context.types.base import (
 )
 from great_expectations.expectations.row_conditions import Column as RowColumn
 
-from critiquebench.loop import ARMS, HALT_REASONS, FeedbackMode
-from critiquebench.pipeline import TABLES
+from critiquebench.loop import ARMS, HALT_REASONS, INFRASTRUCTURE_ERROR_PREFIXES, FeedbackMode
+from critiquebench.pipeline import TABLES, RunStatus
 
 # Arms C..E are being added to the loop; accept them before ``ARMS`` lists them.
 ALLOWED_ARMS: tuple[str, ...] = tuple(sorted({*ARMS, "A", "B", "C", "D", "E"}))
-RUN_STATUSES = ("running", "completed", "failed")
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 UNIT_KEY = ("run_id", "case_id", "arm", "rep")
 ROW_KEYS: dict[str, tuple[str, ...]] = {
     "runs": ("run_id", "invocation_started_at", "status"),
@@ -82,6 +82,18 @@ def _cases() -> list[gxe.Expectation]:
             column_list=list(UNIT_KEY), description="one cases row per unit"
         ),
         gxe.ExpectColumnValuesToBeInSet(column="halt_reason", value_set=list(HALT_REASONS)),
+        gxe.ExpectColumnValuesToMatchRegex(
+            column="error",
+            regex="^(?:" + "|".join(p.rstrip() for p in INFRASTRUCTURE_ERROR_PREFIXES) + ") ",
+            description="an error is an infrastructure failure, never a model defect",
+        ),
+        gxe.ExpectColumnValuesToBeInSet(
+            column="passed",
+            value_set=[False],
+            row_condition=RowColumn("error").is_not_null(),
+            description="a unit with an infrastructure error never counts as passed",
+            meta={"show": ["error"]},
+        ),
         gxe.ExpectColumnValuesToBeBetween(
             column="loops",
             min_value=0,

@@ -1,0 +1,102 @@
+"""Checks made before any unit runs: same experiment on resume, replay covers the suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from critiquebench.models import load_replay_file
+from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig
+from critiquebench.pipeline._store import ResultStore
+from critiquebench.suites import Case, load_suite
+
+# Rows of schema version 1 hold no config_json: these columns held the experiment
+# settings then, and the stagnation rule stopped after 2 rounds without progress.
+_V1_COLUMNS = {
+    "suite": "suite",
+    "limit": "case_limit",
+    "reps": "reps",
+    "retry_limit": "retry_limit",
+    "feedback": "feedback",
+    "token_budget": "token_budget",
+    "model": "model",
+    "verifier_policy": "verifier_policy",
+    "reviewers": "reviewers",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+}
+_V1_STAGNATION_PATIENCE = 2
+
+
+class ConfigMismatchError(ValueError):
+    """A resume whose experiment settings differ from the run's; the message lists them."""
+
+
+class ReplayCoverageError(ValueError):
+    """A replay file without answers for some cases (or reps) of the run."""
+
+
+def stored_experiment(row: dict[str, Any]) -> dict[str, Any]:
+    """The experiment settings a runs row recorded (v1 rows: the columns they had)."""
+    if row.get("config_json"):
+        # Plain JSON, not RunConfig: a row written by another version must still compare.
+        stored: dict[str, Any] = json.loads(row["config_json"])
+        return {name: value for name, value in stored.items() if name not in EXECUTION_FIELDS}
+    settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
+    settings["arms"] = str(row["arms"]).split(",")
+    settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+    return settings
+
+
+def experiment_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """``name: old -> new`` for every setting present in ``old`` whose value changed."""
+    return [
+        f"{name}: {json.dumps(old[name])} (run) vs {json.dumps(new.get(name))} (now)"
+        for name in sorted(old)
+        if old[name] != new.get(name)
+    ]
+
+
+def check_same_experiment(config: RunConfig, store: ResultStore) -> None:
+    """Refuse to resume ``config.run_id`` with experiment settings other than its own."""
+    rows = store.run_rows(config.run_id)
+    if not rows:
+        return
+    first = rows[0]
+    if first.get("experiment_hash") == config.experiment_hash():
+        return
+    differences = experiment_differences(stored_experiment(first), config.experiment_settings())
+    if differences:
+        raise ConfigMismatchError(
+            f"run {config.run_id!r} was started with other experiment settings, so its "
+            f"units cannot be mixed with these: {'; '.join(differences)}. Pass the run's "
+            "settings to resume it, or start a new run id."
+        )
+
+
+def _replay_path(model: str) -> Path | None:
+    kind, _, argument = model.partition(":")
+    return Path(argument) if kind == "replay" and argument else None
+
+
+def check_replay_covers(config: RunConfig, cases: list[Case]) -> None:
+    """A replay model must answer every (case, rep) of the run, or nothing starts."""
+    path = _replay_path(config.model)
+    if path is None or not path.exists():
+        return  # no replay, or a missing file the provider reports by name
+    missing = load_replay_file(path).missing([case.id for case in cases], config.reps)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
+        raise ReplayCoverageError(
+            f"{path} has no answers for {len(missing)} case(s) of suite {config.suite!r}: "
+            f"{shown}. Add a line for each, or narrow the run (--limit, another suite)."
+        )
+
+
+def preflight(config: RunConfig) -> list[Case]:
+    """Load the suite and run every check that must pass before any work; return the cases."""
+    cases = load_suite(config.suite, config.limit)
+    check_replay_covers(config, cases)
+    check_same_experiment(config, ResultStore(config.output))
+    return cases
