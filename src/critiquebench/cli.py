@@ -26,7 +26,7 @@ from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
 from critiquebench.pipeline import ResultStore, RunConfig, RunIncomplete, preflight
 from critiquebench.prefect_env import configure_prefect_environment
-from critiquebench.suites import SuiteFormatError, load_suite
+from critiquebench.suites import SuiteFormatError
 
 app = typer.Typer(
     help="Measure whether an LLM self-critique loop removes defects, and at what cost.",
