@@ -72,8 +72,13 @@ class PythonJudge:
         started = time.perf_counter()
         try:
             plans = plan_checks(case.checks, case.entry_point)
-            limits = self._limits_for(case)
-            judged = self._attempt(case, artifact, plans, limits)
+            judged = self._attempt(case, artifact, plans, self.limits)
+            if _timed_out(judged) and case.reference_solution:
+                # Only a timeout needs the reference's time: a slow case (or a slow
+                # machine) gets limits scaled from it, and the attempt is judged again.
+                limits = self._limits_for(case)
+                if limits != self.limits:
+                    judged = self._attempt(case, artifact, plans, limits)
         except Exception as exc:  # the judge's own failure, never the candidate's defect
             return _infrastructure(case, f"judge error: {type(exc).__name__}: {exc}", started)
         if judged.infrastructure_error:
@@ -110,9 +115,7 @@ class PythonJudge:
         return interpret(plans, raw, nonce, limits)
 
     def _limits_for(self, case: Case) -> SandboxLimits:
-        """Timeouts scaled from the reference solution's own time, where the case has one."""
-        if not case.reference_solution:
-            return self.limits
+        """Timeouts scaled from the reference solution's own time (measured once per case)."""
         key = hashlib.sha256(
             (case.reference_solution + "\0" + case.setup + "\0" + repr(case.checks)).encode()
         ).hexdigest()
@@ -127,6 +130,10 @@ class PythonJudge:
         per_check = max(self.limits.check_timeout_s, self.limits.timeout_multiple * known)
         wall = max(self.limits.wall_s, per_check * min(len(case.checks), 5))
         return replace(self.limits, check_timeout_s=per_check, wall_s=wall)
+
+
+def _timed_out(judged: Interpretation) -> bool:
+    return any(failure.kind == "timeout" for failure in judged.failures)
 
 
 def _request(
