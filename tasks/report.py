@@ -10,46 +10,26 @@ from prefect.cache_policies import NO_CACHE
 
 from critiquebench.analysis import (
     RunReport,
-    build_report,
-    connect,
-    lessons_markdown,
+    artifact_rows,
     load_prices,
-    render_html_report,
     report_markdown,
+    write_reports,
 )
-from critiquebench.pipeline import ResultStore
 
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
 def write_reports_task(
     output: Path, run_id: str, prices: Path, target: float, artifact_key: str
 ) -> RunReport:
-    """report.html and lessons.md in the run folder; Markdown and table artifacts."""
-    table = load_prices(prices)
-    connection = connect(output)
-    report = build_report(connection, run_id, prices=table, target=target)
-    render_html_report(output, run_id, prices=table, target=target)
-    ResultStore(output).write_text(run_id, "lessons.md", lessons_markdown(connection, run_id))
+    """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
+
+    The report is computed once; every output here renders that one report.
+    """
+    report = write_reports(output, run_id, prices=load_prices(prices), target=target).report
     create_markdown_artifact(
         report_markdown(report), key=f"report-{artifact_key}", description="critiquebench report"
     )
     create_table_artifact(
-        [
-            {
-                "arm": s.arm,
-                "n": s.n,
-                "mean_defects": round(s.mean_defects, 3),
-                "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
-                "verdict": s.verdict or "",
-                "pass_rate": round(s.pass_rate, 3),
-                "p50_latency_s": round(s.p50_latency_s, 2),
-                "cost_usd": round(s.cost_experiment, 6),
-                "verifier_errors": s.verifier_errors,
-                "findings_killed": s.findings_killed,
-            }
-            for s in report.arms
-        ],
-        key=f"arms-{artifact_key}",
-        description="per-arm numbers",
+        artifact_rows(report), key=f"arms-{artifact_key}", description="per-arm numbers"
     )
     return report

@@ -13,18 +13,20 @@ from rich.console import Console
 from critiquebench.analysis import (
     PriceFileError,
     PriceTable,
+    ReportFormatError,
+    RunReport,
     build_report,
     comparison_table,
     connect,
-    lessons_markdown,
     load_prices,
-    render_html_report,
+    read_report,
     summary_table,
     verdict_lines,
+    write_reports,
 )
 from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
-from critiquebench.pipeline import ResultStore, RunConfig, RunIncomplete, preflight
+from critiquebench.pipeline import RunConfig, RunIncomplete, preflight
 from critiquebench.prefect_env import configure_prefect_environment
 from critiquebench.suites import SuiteFormatError
 
@@ -45,6 +47,8 @@ TargetOption = Annotated[
     float, typer.Option(help="Acceptance criterion: the defect reduction an arm must reach.")
 ]
 
+
+_REPORT_FILES = ("report.json", "report.html", "lessons.md")
 
 _RUNNERS: dict[str, Literal["threads", "dask", "ray"]] = {
     "threads": "threads",
@@ -74,10 +78,21 @@ def _load_prices(path: Path) -> PriceTable | None:
         raise _fail(str(exc)) from None
 
 
-def _print_report(output: Path, run_id: str, prices: Path, target: float) -> None:
-    report = build_report(connect(output), run_id, prices=_load_prices(prices), target=target)
-    if not report.arms:
-        raise _fail(f"no results for run {run_id!r} under {output}")
+def _write_reports(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
+    try:
+        return write_reports(output, run_id, prices=_load_prices(prices), target=target).report
+    except ValueError as exc:  # a run with no results
+        raise _fail(str(exc)) from None
+
+
+def _flow_report(output: Path, run_id: str) -> RunReport | None:
+    try:
+        return read_report(output, run_id)
+    except (OSError, ReportFormatError):
+        return None
+
+
+def _print_report(report: RunReport) -> None:
     console.print(summary_table(report))
     for line in verdict_lines(report):
         console.print(line, highlight=False)
@@ -194,7 +209,10 @@ def run(
         )
     except Exception as exc:  # failed units or failed quality checks: report what landed
         problem = exc
-    _print_report(config.output, config.run_id, prices, target)
+    # A flow that finished wrote report.json: print those numbers, do not compute them
+    # again. One that stopped early may not have, so build the report from what landed.
+    built = _flow_report(config.output, config.run_id) if problem is None else None
+    _print_report(built or _write_reports(config.output, config.run_id, prices, target))
     _print_files(config.output / config.run_id)
     # Prefect's shutdown of its temporary server can end the process without the
     # usual buffer flush; a report that never reaches a redirected file is useless.
@@ -212,7 +230,7 @@ def _print_files(run_dir: Path) -> None:
     for table in ("runs", "cases", "attempts", "calls"):
         count = len(list((run_dir / table).glob("*.parquet")))
         console.print(f"  {run_dir / table}/  ({count} Parquet file(s))")
-    for name in ("report.html", "lessons.md"):
+    for name in _REPORT_FILES:
         if (run_dir / name).exists():
             console.print(f"  {run_dir / name}")
     escalations = run_dir / "escalations"
@@ -229,15 +247,13 @@ def report(
 ) -> None:
     """Rebuild the report of a landed run from its Parquet files alone.
 
-    Prints the per-arm table and writes report.html and lessons.md into the run folder.
+    Prints the per-arm table and writes report.json, report.html and lessons.md into
+    the run folder.
     """
-    _print_report(output, run_id, prices, target)
-    table = _load_prices(prices)
-    page = render_html_report(output, run_id, prices=table, target=target)
-    lessons = ResultStore(output).write_text(
-        run_id, "lessons.md", lessons_markdown(connect(output), run_id)
-    )
-    console.print(f"\n{page}\n{lessons}")
+    built = _write_reports(output, run_id, prices, target)
+    _print_report(built)
+    run_dir = output / run_id
+    console.print("\n" + "\n".join(str(run_dir / name) for name in _REPORT_FILES))
 
 
 @app.command()

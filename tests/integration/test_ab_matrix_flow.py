@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.analysis import arm_summaries, connect
+from critiquebench.analysis import arm_summaries, connect, read_report
 from critiquebench.pipeline import RunConfig
 from flows.ab_matrix import ab_matrix
 from tests.helpers import hollow_then_fixed_replay
@@ -36,6 +36,12 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
     summaries = {s.arm: s for s in arm_summaries(db, "flow-1")}
     assert summaries["B"].mean_defects == 0 and summaries["A"].mean_defects > 0
     assert summaries["B"].reduction_vs_a == pytest.approx(1.0)
+    # The flow's report task wrote the report once, as report.json beside the tables.
+    written = read_report(output, "flow-1")
+    assert [(s.arm, s.n, s.mean_defects) for s in written.arms] == [
+        (s.arm, s.n, s.mean_defects) for s in summaries.values()
+    ]
+    assert (output / "flow-1" / "report.html").is_file()
 
 
 def test_rerun_with_the_same_run_id_resumes_without_duplicates(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.analysis._html import render_html_report
+from critiquebench.analysis import read_report, render_html_report
 from tests.integration.replay_run import build_replay_run
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHARTS = 4
+CHARTS = 5
 # Any reference a browser would fetch by itself: a script, stylesheet, image or frame.
 REMOTE = re.compile(
     r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?https?:""", re.I
@@ -69,6 +69,8 @@ def test_report_draws_every_chart_offline(tmp_path: Path, chromium: Path) -> Non
     text = page.read_text(encoding="utf-8")
     assert not REMOTE.search(text), REMOTE.search(text)
     assert "Inconclusive: arm B reduces defects by 53%" in text
+    # The page's numbers are those of report.json, written beside it.
+    assert read_report(output, "html-1").arms[1].reduction_vs_a == pytest.approx(10 / 19)
 
     dom = _dump_dom(chromium, page, tmp_path / "profile")
     # Split the DOM at each chart's container: every one must hold a drawn Vega SVG.
@@ -103,3 +105,14 @@ def test_a_run_without_the_baseline_gets_no_verdict(tmp_path: Path) -> None:
 def test_unknown_run_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no results for run 'nope'"):
         render_html_report(tmp_path, "nope")
+
+
+def test_rendering_a_run_again_gives_the_same_bytes(tmp_path: Path) -> None:
+    output = tmp_path / "runs"
+    build_replay_run(output, "html-4")
+    run_dir = output / "html-4"
+    names = ("report.json", "report.html", "lessons.md")
+    render_html_report(output, "html-4")
+    first = {name: (run_dir / name).read_bytes() for name in names}
+    render_html_report(output, "html-4")  # a fresh connection over the same tables
+    assert {name: (run_dir / name).read_bytes() for name in names} == first

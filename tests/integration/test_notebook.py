@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from critiquebench.analysis import write_reports
 from tests.integration.replay_run import build_replay_run
 
 NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "analysis.ipynb"
@@ -46,7 +47,9 @@ def test_notebook_runs_on_the_run_given_by_environment(
     assert not [out for out in outputs if out.output_type == "error"]
     printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
     assert "run: nb-1" in printed
-    assert "arm B: reduction" in printed
+    assert "no report.json: built from the tables" in printed
+    assert "arm B: target 80% defect reduction vs A is " in printed
+    assert "answer kept" in printed and "latest attempt" in printed
     charts = [out.data[SVG] for out in outputs if SVG in out.get("data", {})]
     assert len(charts) == 2
     assert all("<svg" in chart and 'class="mark-' in chart for chart in charts)
@@ -58,8 +61,10 @@ def test_notebook_defaults_to_the_newest_run(
     output = tmp_path / "runs"
     build_replay_run(output, "zz-older", limit=1, reps=1)
     build_replay_run(output, "aa-newer", limit=1, reps=1)  # newest by time, not by name
+    write_reports(output, "aa-newer")
     monkeypatch.setenv("CRITIQUEBENCH_OUTPUT", str(output))
     monkeypatch.delenv("CRITIQUEBENCH_RUN_ID", raising=False)
     outputs = _outputs(_execute(tmp_path, monkeypatch))
     printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
     assert "run: aa-newer" in printed
+    assert "read from report.json" in printed

@@ -1,5 +1,6 @@
 """Analysis of landed runs: DuckDB views, statistics, the iteration curve, cost, reports."""
 
+from critiquebench.analysis._charts import Figure, figure_svg, report_figures
 from critiquebench.analysis._cost import (
     CallCost,
     CostSummary,
@@ -11,10 +12,33 @@ from critiquebench.analysis._cost import (
     cost_summary,
     load_prices,
 )
-from critiquebench.analysis._curve import IterationCurve, iteration_curve
-from critiquebench.analysis._html import render_html_report
+from critiquebench.analysis._curve import (
+    IterationCurve,
+    TokensPoint,
+    iteration_curve,
+    pass_rate_vs_tokens,
+)
+from critiquebench.analysis._html import html_report
 from critiquebench.analysis._lessons import lessons_markdown
-from critiquebench.analysis._report import ArmSummary, RunReport, arm_summaries, build_report
+from critiquebench.analysis._outputs import (
+    ReportFiles,
+    read_report,
+    render_html_report,
+    write_reports,
+)
+from critiquebench.analysis._report import arm_summaries, build_report
+from critiquebench.analysis._report_types import (
+    REPORT_VERSION,
+    ArmCurves,
+    ArmSummary,
+    EscalatedUnit,
+    FailedUnit,
+    MeanEstimate,
+    ReportFormatError,
+    RunCost,
+    RunMeta,
+    RunReport,
+)
 from critiquebench.analysis._sql import interactive_help, query_table, views_sql
 from critiquebench.analysis._stats import (
     McNemarResult,
@@ -24,6 +48,7 @@ from critiquebench.analysis._stats import (
     paired_bootstrap_reduction,
 )
 from critiquebench.analysis._terminal import (
+    artifact_rows,
     comparison_table,
     report_markdown,
     summary_table,
@@ -32,34 +57,52 @@ from critiquebench.analysis._terminal import (
 from critiquebench.analysis._views import connect
 
 __all__ = [
+    "REPORT_VERSION",
+    "ArmCurves",
     "ArmSummary",
     "CallCost",
     "CostSummary",
+    "EscalatedUnit",
+    "FailedUnit",
+    "Figure",
     "IterationCurve",
     "McNemarResult",
+    "MeanEstimate",
     "Price",
     "PriceFileError",
     "PriceTable",
     "ReductionEstimate",
+    "ReportFiles",
+    "ReportFormatError",
+    "RunCost",
+    "RunMeta",
     "RunReport",
+    "TokensPoint",
     "acceptance",
     "arm_summaries",
+    "artifact_rows",
     "build_report",
     "call_cost",
     "comparison_table",
     "connect",
     "cost_per_defect_removed",
     "cost_summary",
+    "figure_svg",
+    "html_report",
     "interactive_help",
     "iteration_curve",
     "lessons_markdown",
     "load_prices",
     "mcnemar_exact",
     "paired_bootstrap_reduction",
+    "pass_rate_vs_tokens",
     "query_table",
+    "read_report",
     "render_html_report",
+    "report_figures",
     "report_markdown",
     "summary_table",
     "verdict_lines",
     "views_sql",
+    "write_reports",
 ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import vl_convert
 
+from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.loop import HALT_REASONS
 
 Rows = Sequence[Mapping[str, Any]]
@@ -43,6 +45,16 @@ td { text-align: right; white-space: nowrap; } td:first-child, th:first-child { 
 """
 
 
+@dataclass(frozen=True)
+class Figure:
+    """One chart of the report: its Vega-Lite spec, caption, and whether it spans the page."""
+
+    name: str
+    spec: dict[str, Any]
+    caption: str
+    wide: bool = False
+
+
 def _data(rows: Rows) -> alt.InlineData:
     return alt.InlineData(values=[dict(row) for row in rows])
 
@@ -71,9 +83,11 @@ def defects_chart(rows: Rows) -> dict[str, Any]:
 
 
 def curve_chart(rows: Rows) -> dict[str, Any]:
-    """Mean defects after each round per arm, and each round's marginal gain.
+    """Mean defects after each round per arm, on the answer kept and on the latest attempt,
+    and each round's marginal gain on the answer kept.
 
-    rows: arm, round, mean_defects, gain (null for round 0).
+    rows: arm, round, answer ("kept" or "latest"), mean_defects, gain (null for round 0
+    and for the latest-attempt rows).
     """
     base = alt.Chart(_data(rows))
     color = alt.Color("arm:N", title="arm")
@@ -81,22 +95,57 @@ def curve_chart(rows: Rows) -> dict[str, Any]:
         x=alt.X("round:O", title="round (0 = first draft)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("mean_defects:Q", title="mean defects per unit"),
         color=color,
-        tooltip=["arm:N", "round:O", alt.Tooltip("mean_defects:Q", format=".2f")],
-    )
+        strokeDash=alt.StrokeDash(
+            "answer:N", title="answer", sort=["kept", "latest"],
+            scale=alt.Scale(domain=["kept", "latest"], range=[[1, 0], [5, 4]]),
+        ),
+        tooltip=["arm:N", "answer:N", "round:O", alt.Tooltip("mean_defects:Q", format=".2f")],
+    )  # fmt: skip
     gains = (
         base.transform_filter("datum.gain !== null")
         .mark_bar()
         .encode(
             x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
             xOffset="arm:N",
-            y=alt.Y("gain:Q", title="marginal gain (defects removed)"),
+            y=alt.Y("gain:Q", title="defects removed from the answer kept"),
             color=color,
             tooltip=["arm:N", "round:O", alt.Tooltip("gain:Q", format=".2f")],
         )
     )
-    left = line.properties(title="Iteration curve", width=_WIDTH, height=_HEIGHT)
+    left = line.properties(
+        title="Defects by round: answer kept (solid), latest attempt (dashed)",
+        width=_WIDTH,
+        height=_HEIGHT,
+    )
     right = gains.properties(title="Gain per round", width=_WIDTH // 2, height=_HEIGHT)
     return _spec(alt.hconcat(left, right))
+
+
+def tokens_chart(rows: Rows) -> dict[str, Any]:
+    """Pass rate of the answer kept against tokens spent, one point per round and arm.
+
+    rows: arm, round, mean_tokens (cumulative per unit), pass_rate.
+    """
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit, up to the round"),
+        y=alt.Y("pass_rate:Q", title="pass rate of the answer kept",
+                axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("arm:N", title="arm"),
+    )  # fmt: skip
+    line = base.mark_line(point=True).encode(
+        order="round:O",
+        tooltip=[
+            "arm:N",
+            "round:O",
+            alt.Tooltip("mean_tokens:Q", format=",.0f"),
+            alt.Tooltip("pass_rate:Q", format=".0%"),
+        ],
+    )
+    labels = base.mark_text(dx=8, dy=-8, align="left").encode(text="round:O")
+    chart = (line + labels).properties(
+        title="Pass rate vs tokens, by round", width=_WIDTH, height=_HEIGHT
+    )
+    return _spec(chart)
 
 
 def cost_chart(rows: Rows) -> dict[str, Any]:
@@ -145,13 +194,24 @@ def halts_chart(rows: Rows) -> dict[str, Any]:
     return _spec(chart)
 
 
+def _vl_version() -> str:
+    # vl-convert names Vega-Lite versions by major and minor only, e.g. "6.4".
+    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+
+
+def figure_svg(figure: Figure) -> str:
+    """The chart drawn as static SVG (for notebooks and files), with no browser."""
+    svg: str = vl_convert.vegalite_to_svg(figure.spec, vl_version=_vl_version())
+    return svg
+
+
 @functools.cache
 def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script with no external requests.
 
     Bundling takes seconds, hence the cache. The script defines ``vegaEmbed`` globally.
     """
-    version = "_".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = _vl_version().replace(".", "_")
     bundle = vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;", vl_version=version)
     # "</script" inside an inline script would end it early; "<\/" means the same in JS.
     return bundle.replace("</script", "<\\/script")
@@ -170,3 +230,67 @@ def embed_script(specs: Sequence[dict[str, Any]]) -> str:
         "    .catch(err => { target.textContent = String(err); });\n"
         "});\n"
     )
+
+
+def report_figures(report: RunReport) -> list[Figure]:
+    """The report's charts in page order, drawn from the report's numbers alone."""
+    summary = [
+        {
+            "arm": a.arm,
+            "mean": a.mean_defects,
+            "low": _bound(a, "low"),
+            "high": _bound(a, "high"),
+            "cost": a.cost_per_unit,
+        }
+        for a in report.arms
+    ]
+    rounds: list[dict[str, Any]] = []
+    tokens: list[dict[str, Any]] = []
+    advice: list[str] = []
+    for arm, curves in report.curves.items():
+        for answer, curve in (("kept", curves.kept), ("latest", curves.latest)):
+            for rnd, mean in enumerate(curve.mean_defects):
+                gain = curve.marginal_gain[rnd] if answer == "kept" else None
+                rounds.append(
+                    {"arm": arm, "round": rnd, "answer": answer, "mean_defects": mean,
+                     "gain": gain}
+                )  # fmt: skip
+        tokens += [
+            {"arm": arm, "round": p.round, "mean_tokens": p.mean_tokens, "pass_rate": p.pass_rate}
+            for p in curves.pass_vs_tokens
+        ]
+        if len(curves.kept.mean_defects) > 1:
+            advice.append(f"arm {arm}: recommended max_iters {curves.kept.recommended_max_iters}")
+    halts = [
+        {"arm": a.arm, "halt_reason": reason, "units": units}
+        for a in report.arms
+        for reason, units in a.halts.items()
+    ]
+    curve_note = (
+        "Kept = the answer the loop returns if stopped after that round (its best attempt "
+        "so far; ends at the table's mean defects); latest = the attempt made in that round."
+    )
+    return [
+        Figure("defects", defects_chart(summary), "Mean defects of the answer kept, per arm."),
+        Figure("cost", cost_chart(summary), "The experiment's cost per unit against defects."),
+        Figure(
+            "curve",
+            curve_chart(rounds),
+            " ".join([curve_note, "; ".join(advice) or "No arm ran a fix round."]),
+            wide=True,
+        ),
+        Figure(
+            "tokens",
+            tokens_chart(tokens),
+            "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
+            "and the pass rate of the answer kept then.",
+        ),
+        Figure("halts", halts_chart(halts), "Why each arm's units stopped."),
+    ]
+
+
+def _bound(arm: ArmSummary, side: str) -> float:
+    # No interval (one case): draw the point, with no error bar to suggest one.
+    ci = arm.defects_ci
+    value = None if ci is None else (ci.low if side == "low" else ci.high)
+    return arm.mean_defects if value is None else value

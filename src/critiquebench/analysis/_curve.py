@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -38,23 +39,12 @@ def iteration_curve(
     """
     if threshold_fraction < 0:
         raise ValueError(f"threshold_fraction must be non-negative, got {threshold_fraction}")
-    lengths = np.fromiter((len(unit) for unit in units), dtype=np.int64, count=len(units))
-    if (lengths == 0).any():
-        raise ValueError("every unit needs at least its first draft (iteration 0)")
-    if lengths.size == 0:
+    if not units:
         return IterationCurve(0, (), (), (), (), threshold_fraction, 0)
-    flat = np.fromiter(
-        (value for unit in units for value in unit), dtype=np.int64, count=int(lengths.sum())
-    )
-    if (flat < 0).any():
+    matrix, lengths = _carried(units)
+    if (matrix < 0).any():
         raise ValueError("defect counts must be non-negative")
-
-    # A (units, rounds) matrix built by indexing the flat values: column r of a unit
-    # that stopped early points at its last value, which is how it was left.
-    rounds = int(lengths.max())
-    starts = np.cumsum(lengths) - lengths
-    column = np.minimum(np.arange(rounds)[None, :], lengths[:, None] - 1)
-    matrix = flat[starts[:, None] + column]
+    rounds = matrix.shape[1]
 
     means = matrix.mean(axis=0)
     gains = means[:-1] - means[1:]
@@ -73,3 +63,52 @@ def iteration_curve(
         threshold_fraction=threshold_fraction,
         recommended_max_iters=recommended,
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokensPoint:
+    """After round ``round``: mean tokens spent per unit so far, and the pass rate then."""
+
+    round: int
+    mean_tokens: float
+    pass_rate: float
+
+
+def pass_rate_vs_tokens(
+    defects: Sequence[Sequence[int]], tokens: Sequence[Sequence[float]]
+) -> tuple[TokensPoint, ...]:
+    """What each round costs for what it fixes, over units of one arm.
+
+    ``defects[u][r]`` are unit ``u``'s defects after round ``r`` (of the answer kept,
+    for a pass rate of what the loop returns) and ``tokens[u][r]`` the tokens it spent
+    up to and including round ``r``. A unit that stopped early keeps its last values.
+    """
+    if [len(unit) for unit in defects] != [len(unit) for unit in tokens]:
+        raise ValueError("defects and tokens need one value per unit and round each")
+    if not defects:
+        return ()
+    passed, _ = _carried([[1.0 if d == 0 else 0.0 for d in unit] for unit in defects])
+    spent, _ = _carried(tokens)
+    rates, means = passed.mean(axis=0), spent.mean(axis=0)
+    return tuple(
+        TokensPoint(round=r, mean_tokens=float(means[r]), pass_rate=float(rates[r]))
+        for r in range(rates.size)
+    )
+
+
+def _carried(
+    units: Sequence[Sequence[float]],
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """A (units, rounds) matrix where a unit that stopped early repeats its last value.
+
+    Built by indexing the flat values: column r of a short unit points at its last value.
+    """
+    lengths = np.fromiter((len(unit) for unit in units), dtype=np.int64, count=len(units))
+    if (lengths == 0).any():
+        raise ValueError("every unit needs at least its first draft (iteration 0)")
+    flat = np.fromiter(
+        (value for unit in units for value in unit), dtype=np.float64, count=int(lengths.sum())
+    )
+    starts = np.cumsum(lengths) - lengths
+    column = np.minimum(np.arange(int(lengths.max()))[None, :], lengths[:, None] - 1)
+    return flat[starts[:, None] + column], lengths

@@ -1,14 +1,37 @@
-"""The per-run report: DuckDB SQL over the Parquet tables plus paired statistics."""
+"""The run report, computed once: SQL over one DuckDB connection, then the statistics.
+
+:func:`build_report` is the only place a number of a report is computed; the
+terminal, Markdown, HTML, lessons, Prefect artifacts and the notebook render the
+:class:`RunReport` it returns (or the ``report.json`` written from it).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import numpy as np
 
-from critiquebench.analysis._cost import CallCost, PriceTable, cost_summary
-from critiquebench.analysis._curve import IterationCurve, iteration_curve
+from critiquebench.analysis import _report_rows as parts
+from critiquebench.analysis import _report_sql as sql
+from critiquebench.analysis._cost import (
+    CallCost,
+    CostSummary,
+    PriceTable,
+    cost_per_defect_removed,
+    cost_summary,
+)
+from critiquebench.analysis._report_rows import ByCase, Paired
+from critiquebench.analysis._report_types import (
+    ArmSummary,
+    FailedUnit,
+    MeanEstimate,
+    RunCost,
+    RunReport,
+    Statistics,
+)
 from critiquebench.analysis._stats import (
     McNemarResult,
     ReductionEstimate,
@@ -17,104 +40,21 @@ from critiquebench.analysis._stats import (
     paired_bootstrap_reduction,
 )
 
-_PER_ARM_SQL = """
-SELECT
-    arm,
-    count(*) AS n,
-    avg(defects_initial) AS mean_defects_initial,
-    avg(defects_final) AS mean_defects,
-    avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS pass_rate,
-    median(latency_s) AS p50_latency_s,
-    quantile_cont(latency_s, 0.9) AS p90_latency_s,
-    avg(tokens_in) AS mean_tokens_in,
-    avg(tokens_out) AS mean_tokens_out,
-    avg(calls) AS mean_calls,
-    avg(loops) AS mean_loops,
-    count(*) FILTER (WHERE escalated) AS escalated,
-    count(*) FILTER (WHERE error IS NOT NULL) AS errors,
-    sum(verifier_errors) AS verifier_errors,
-    sum(findings_killed) AS findings_killed
-FROM cases WHERE run_id = $run_id GROUP BY arm ORDER BY arm
-"""
-
-_HALTS_SQL = """
-SELECT arm, halt_reason, count(*) FROM cases WHERE run_id = $run_id
-GROUP BY arm, halt_reason ORDER BY arm, count(*) DESC, halt_reason
-"""
-
-# Pairs share case and rep: the unit of resampling is the case, not the row.
-_PAIRS_SQL = """
-SELECT a.defects_final, x.defects_final, a.passed, x.passed
-FROM cases a JOIN cases x USING (run_id, case_id, rep)
-WHERE run_id = $run_id AND a.arm = 'A' AND x.arm = $arm
-ORDER BY case_id, rep
-"""
-
-_CALLS_SQL = """
-SELECT arm, model, original_tokens_in, original_tokens_out, cached
-FROM calls WHERE run_id = $run_id
-"""
-
-_ATTEMPTS_SQL = """
-SELECT arm, list(defects ORDER BY iteration) FROM attempts WHERE run_id = $run_id
-GROUP BY arm, case_id, rep ORDER BY arm
-"""
+CONFIDENCE = 0.95
+SEED = 0
+# Said in report.json so a reader knows what the intervals are; keep it true to _statistics.
+_METHOD = (
+    "percentile bootstrap; mean defects: cases resampled with their reps; "
+    "reduction: pairs (same case and rep in A and X) resampled"
+)
 
 
 @dataclass(frozen=True)
-class ArmSummary:
-    """The headline numbers of one arm of a run."""
-
-    arm: str
-    n: int
-    mean_defects_initial: float
-    mean_defects: float
-    pass_rate: float
-    p50_latency_s: float
-    p90_latency_s: float
-    mean_tokens_in: float
-    mean_tokens_out: float
-    mean_calls: float
-    mean_loops: float
-    escalated: int
-    errors: int
-    verifier_errors: int
-    findings_killed: int = 0
-    halts: dict[str, int] = field(default_factory=dict)
+class _ArmStatistics:
+    defects_ci: MeanEstimate
     reduction: ReductionEstimate | None = None
     verdict: str | None = None
     mcnemar: McNemarResult | None = None
-    cost_run: float = 0.0
-    cost_experiment: float = 0.0
-    cost_per_defect_removed: float | None = None
-
-    @property
-    def reduction_vs_a(self) -> float | None:
-        """The point estimate of the defect reduction vs arm A."""
-        return self.reduction.estimate if self.reduction else None
-
-
-@dataclass(frozen=True)
-class RunReport:
-    """Everything the terminal, Markdown and HTML reports show for one run."""
-
-    run_id: str
-    target: float
-    arms: list[ArmSummary]
-    curves: dict[str, IterationCurve]
-    unknown_models: tuple[str, ...] = ()
-
-
-def arm_summaries(
-    connection: duckdb.DuckDBPyConnection,
-    run_id: str,
-    *,
-    prices: PriceTable | None = None,
-    target: float = 0.80,
-    resamples: int = 10_000,
-) -> list[ArmSummary]:
-    """Per-arm numbers of one run, with paired statistics against arm A."""
-    return build_report(connection, run_id, prices=prices, target=target, resamples=resamples).arms
 
 
 def build_report(
@@ -125,32 +65,145 @@ def build_report(
     target: float = 0.80,
     resamples: int = 10_000,
 ) -> RunReport:
-    """Compute the whole report of one run from the DuckDB views."""
+    """Compute the whole report of one run from the DuckDB views.
+
+    Units that failed for infrastructure reasons (``cases.error`` set) are left out
+    of every number and listed in ``failed_units``. A run with no rows gives a
+    report with no arms.
+    """
+    prices = prices or PriceTable({}, source="none given")
     params = {"run_id": run_id}
+
+    def rows(query: str) -> list[tuple[Any, ...]]:
+        # fetchall, not fetchone: DuckDB 2 refuses a new query while a result is unfinished.
+        return connection.execute(query, params).fetchall()
+
+    costs = _costs(rows(sql.CALLS), prices)
+    statistics = _statistics(
+        parts.defects_by_case(rows(sql.DEFECTS_BY_CASE)),
+        parts.pairs_by_case(rows(sql.PAIRS_BY_CASE)),
+        target=target,
+        resamples=resamples,
+    )
     halts: dict[str, dict[str, int]] = {}
-    for arm, reason, count in connection.execute(_HALTS_SQL, params).fetchall():
-        halts.setdefault(arm, {})[reason] = int(count)
-    priced = _priced_calls(connection, run_id, prices or PriceTable({}))
-    costs = {arm: cost_summary(calls) for arm, calls in priced.items()}
-    cursor = connection.execute(_PER_ARM_SQL, params)
+    for arm, reason, units in rows(sql.HALTS):
+        halts.setdefault(arm, {})[reason] = int(units)
+    failed = parts.failed_units(rows(sql.FAILED))
+    total = cost_summary([call for arm_calls in costs.values() for call in arm_calls])
+    return RunReport(
+        run_id=run_id,
+        target=target,
+        arms=_arms(connection, params, costs, statistics, halts, failed),
+        curves=parts.curves(rows(sql.ROUNDS)),
+        meta=parts.meta(rows(sql.META)),
+        cost=RunCost(
+            experiment=total.experiment_cost,
+            paid=total.run_cost,
+            calls=total.n_calls,
+            cached_calls=total.n_cached,
+            prices_source=prices.source,
+            unknown_models=total.unknown_models,
+        ),
+        statistics=Statistics(
+            method=_METHOD, resamples=resamples, seed=SEED, confidence=CONFIDENCE
+        ),
+        escalations=parts.escalations(rows(sql.ESCALATED)),
+        failed_units=failed,
+        failure_kinds=parts.failure_kinds(rows(sql.FAILURE_KINDS)),
+        regressions=parts.regressions(rows(sql.REGRESSIONS)),
+    )
+
+
+def _statistics(
+    defects_by_case: dict[str, ByCase],
+    pairs: dict[str, Paired],
+    *,
+    target: float,
+    resamples: int,
+) -> dict[str, _ArmStatistics]:
+    """Every statistic of the report, from per-case lists; the only caller of ``_stats``.
+
+    Inner lists are one case's reps in rep order, cases in case order, so a bootstrap
+    that resamples cases (the unit of sampling) can be pointed here in one place.
+    """
+
+    def mean_ci(by_case: ByCase) -> MeanEstimate:
+        # Resample whole cases: a case's reps share its difficulty and move together.
+        sums = np.array([sum(case) for case in by_case], dtype=np.float64)
+        counts = np.array([len(case) for case in by_case], dtype=np.float64)
+        mean = float(sums.sum() / counts.sum())
+        low = high = None
+        if sums.size > 1:  # one case has no case-to-case spread to measure
+            draw = np.random.default_rng(SEED).integers(0, sums.size, (resamples, sums.size))
+            means = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
+            tail = (1.0 - CONFIDENCE) / 2.0
+            low, high = (float(q) for q in np.quantile(means, [tail, 1.0 - tail]))
+        return MeanEstimate(
+            mean=mean, low=low, high=high, n_cases=int(sums.size), confidence=CONFIDENCE
+        )
+
+    def flat(by_case: Sequence[Sequence[Any]]) -> list[Any]:
+        return [value for case in by_case for value in case]
+
+    result: dict[str, _ArmStatistics] = {}
+    for arm, by_case in defects_by_case.items():
+        paired = pairs.get(arm)
+        if paired is None:
+            result[arm] = _ArmStatistics(mean_ci(by_case))
+            continue
+        estimate = paired_bootstrap_reduction(
+            flat(paired.baseline),
+            flat(paired.treatment),
+            resamples=resamples,
+            seed=SEED,
+            confidence=CONFIDENCE,
+        )
+        result[arm] = _ArmStatistics(
+            mean_ci(by_case),
+            estimate,
+            acceptance(estimate, target),
+            mcnemar_exact(flat(paired.baseline_passed), flat(paired.treatment_passed)),
+        )
+    return result
+
+
+def _costs(rows: list[tuple[Any, ...]], prices: PriceTable) -> dict[str, list[CallCost]]:
+    # Original tokens for every call: a cache hit costs what the call cost when made.
+    by_arm: dict[str, list[CallCost]] = {}
+    for arm, model, tokens_in, tokens_out, cached in rows:
+        by_arm.setdefault(arm, []).append(
+            CallCost.priced(model, int(tokens_in), int(tokens_out), bool(cached), prices)
+        )
+    return by_arm
+
+
+def _arms(
+    connection: duckdb.DuckDBPyConnection,
+    params: dict[str, str],
+    costs: dict[str, list[CallCost]],
+    statistics: dict[str, _ArmStatistics],
+    halts: dict[str, dict[str, int]],
+    failed: tuple[FailedUnit, ...],
+) -> tuple[ArmSummary, ...]:
+    cursor = connection.execute(sql.PER_ARM, params)
     names = [column[0] for column in cursor.description]
-    rows = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
-    base_defects = next((float(row["mean_defects"]) for row in rows if row["arm"] == "A"), None)
-    base_cost = costs["A"].experiment_cost if "A" in costs else 0.0
-    arms: list[ArmSummary] = []
-    for row in rows:
+    per_arm = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    summaries = {arm: cost_summary(calls) for arm, calls in costs.items()}
+    empty = cost_summary([])
+    baseline = next((row for row in per_arm if row["arm"] == "A"), None)
+    arms = []
+    for row in per_arm:
         arm, n = str(row["arm"]), int(row["n"])
-        cost = costs.get(arm)
-        per_defect = None
-        if base_defects is not None and arm != "A" and cost is not None:
-            removed = (base_defects - float(row["mean_defects"])) * n
-            per_defect = (cost.experiment_cost - base_cost) / removed if removed > 0 else None
+        cost = summaries.get(arm, empty)
+        stats = statistics[arm]
         arms.append(
             ArmSummary(
                 arm=arm,
                 n=n,
+                n_cases=int(row["n_cases"]),
                 mean_defects_initial=float(row["mean_defects_initial"]),
                 mean_defects=float(row["mean_defects"]),
+                defects_ci=stats.defects_ci,
                 pass_rate=float(row["pass_rate"]),
                 p50_latency_s=float(row["p50_latency_s"]),
                 p90_latency_s=float(row["p90_latency_s"]),
@@ -159,55 +212,44 @@ def build_report(
                 mean_calls=float(row["mean_calls"]),
                 mean_loops=float(row["mean_loops"]),
                 escalated=int(row["escalated"] or 0),
-                errors=int(row["errors"] or 0),
+                infra_errors=sum(1 for unit in failed if unit.arm == arm),
                 verifier_errors=int(row["verifier_errors"] or 0),
                 findings_killed=int(row["findings_killed"] or 0),
                 halts=halts.get(arm, {}),
-                cost_run=cost.run_cost if cost else 0.0,
-                cost_experiment=cost.experiment_cost if cost else 0.0,
-                cost_per_defect_removed=per_defect,
-                **_versus_baseline(connection, run_id, arm, target, resamples),
+                reduction=stats.reduction,
+                verdict=stats.verdict,
+                mcnemar=stats.mcnemar,
+                calls=cost.n_calls,
+                cached_calls=cost.n_cached,
+                cost_run=cost.run_cost,
+                cost_experiment=cost.experiment_cost,
+                cost_per_defect_removed=_per_defect(baseline, row, summaries, cost),
             )
         )
-    unknown = cost_summary([call for calls in priced.values() for call in calls]).unknown_models
-    return RunReport(run_id, target, arms, _curves(connection, run_id), unknown)
+    return tuple(arms)
 
 
-def _versus_baseline(
-    connection: duckdb.DuckDBPyConnection, run_id: str, arm: str, target: float, resamples: int
-) -> dict[str, Any]:
-    """Reduction with its CI, acceptance verdict and McNemar test; empty for arm A."""
-    if arm == "A":
-        return {}
-    pairs = connection.execute(_PAIRS_SQL, {"run_id": run_id, "arm": arm}).fetchall()
-    if not pairs:
-        return {}
-    estimate = paired_bootstrap_reduction(
-        [p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples
-    )
-    return {
-        "reduction": estimate,
-        "verdict": acceptance(estimate, target),
-        "mcnemar": mcnemar_exact([bool(p[2]) for p in pairs], [bool(p[3]) for p in pairs]),
-    }
+def _per_defect(
+    baseline: dict[str, Any] | None,
+    row: dict[str, Any],
+    summaries: dict[str, CostSummary],
+    cost: CostSummary,
+) -> float | None:
+    """Extra experiment cost per unit over arm A, per defect removed per unit."""
+    if baseline is None or row["arm"] == "A" or "A" not in summaries:
+        return None
+    base_per_unit = summaries["A"].experiment_cost / int(baseline["n"])
+    removed = float(baseline["mean_defects"]) - float(row["mean_defects"])
+    return cost_per_defect_removed(cost.experiment_cost / int(row["n"]), base_per_unit, removed)
 
 
-def _priced_calls(
-    connection: duckdb.DuckDBPyConnection, run_id: str, prices: PriceTable
-) -> dict[str, list[CallCost]]:
-    # Cached calls are priced at their original tokens: what the call would have cost.
-    by_arm: dict[str, list[CallCost]] = {}
-    for arm, model, tokens_in, tokens_out, cached in connection.execute(
-        _CALLS_SQL, {"run_id": run_id}
-    ).fetchall():
-        by_arm.setdefault(arm, []).append(
-            CallCost.priced(model, int(tokens_in), int(tokens_out), bool(cached), prices)
-        )
-    return by_arm
-
-
-def _curves(connection: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, IterationCurve]:
-    units: dict[str, list[list[int]]] = {}
-    for arm, defects in connection.execute(_ATTEMPTS_SQL, {"run_id": run_id}).fetchall():
-        units.setdefault(arm, []).append([int(d) for d in defects])
-    return {arm: iteration_curve(values) for arm, values in units.items()}
+def arm_summaries(
+    connection: duckdb.DuckDBPyConnection,
+    run_id: str,
+    *,
+    prices: PriceTable | None = None,
+    target: float = 0.80,
+    resamples: int = 10_000,
+) -> tuple[ArmSummary, ...]:
+    """Per-arm numbers of one run, with paired statistics against arm A."""
+    return build_report(connection, run_id, prices=prices, target=target, resamples=resamples).arms

@@ -1,21 +1,32 @@
-"""Rendering a run report for the terminal and as Markdown (Prefect artifacts)."""
+"""The run report for the terminal, as Markdown, and as Prefect table-artifact rows."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
-from critiquebench.analysis._report import ArmSummary, RunReport
+from critiquebench.analysis._format import (
+    cost_note,
+    defects_text,
+    meta_line,
+    pct,
+    reduction_text,
+    usd,
+)
+from critiquebench.analysis._report_types import ArmSummary, RunReport
 
 _HEADERS = (
     "arm",
     "n",
     "defects@0",
-    "defects",
+    "defects [95% CI]",
     "reduction [95% CI]",
     "pass",
     "p50/p90 s",
     "tok in",
     "tok out",
+    "calls",
     "cost $",
     "escal.",
     "verif.err",
@@ -23,29 +34,19 @@ _HEADERS = (
 )
 
 
-def _reduction(summary: ArmSummary) -> str:
-    if summary.arm == "A":
-        return "baseline"
-    estimate = summary.reduction
-    if estimate is None or estimate.estimate is None:
-        return "n/a"
-    if estimate.low is None or estimate.high is None:
-        return f"{estimate.estimate:.0%}"
-    return f"{estimate.estimate:.0%} [{estimate.low:.0%}, {estimate.high:.0%}]"
-
-
 def _cells(summary: ArmSummary) -> list[str]:
     return [
         summary.arm,
         str(summary.n),
         f"{summary.mean_defects_initial:.2f}",
-        f"{summary.mean_defects:.2f}",
-        _reduction(summary),
-        f"{summary.pass_rate:.0%}",
+        defects_text(summary),
+        reduction_text(summary),
+        pct(summary.pass_rate),
         f"{summary.p50_latency_s:.1f}/{summary.p90_latency_s:.1f}",
         f"{summary.mean_tokens_in:.0f}",
         f"{summary.mean_tokens_out:.0f}",
-        f"{summary.cost_experiment:.4f}",
+        f"{summary.mean_calls:.1f}",
+        usd(summary.cost_experiment),
         str(summary.escalated),
         str(summary.verifier_errors),
         str(summary.findings_killed),
@@ -53,29 +54,34 @@ def _cells(summary: ArmSummary) -> list[str]:
 
 
 def summary_table(report: RunReport) -> Table:
-    """A compact per-arm table; halt reasons go in the caption."""
+    """A compact per-arm table; halt reasons and what the cost means go in the caption."""
     table = Table(title=f"critiquebench run {report.run_id}", title_justify="left")
     for header in _HEADERS:
         table.add_column(header, justify="left" if header == "arm" else "right")
     for summary in report.arms:
         table.add_row(*_cells(summary))
-    table.caption = "\n".join(
+    caption = [
         f"halts {s.arm}: " + ", ".join(f"{k}={v}" for k, v in s.halts.items()) for s in report.arms
-    )
+    ]
+    table.caption = "\n".join([*caption, cost_note(report)])
     table.caption_justify = "left"
     return table
 
 
+def _rounds(values: tuple[float, ...]) -> str:
+    return " -> ".join(f"{value:.2f}" for value in values)
+
+
 def verdict_lines(report: RunReport) -> list[str]:
-    """The answer in plain words: acceptance per arm, pass-rate test, the curve, caveats."""
-    lines: list[str] = []
+    """The answer in plain words: excluded units, acceptance per arm, tests, curves, caveats."""
+    lines: list[str] = [report.headline] if report.headline else []
     for s in report.arms:
         if s.arm == "A" or s.reduction is None:
             continue
         verdict = s.verdict or "inconclusive"
         lines.append(
             f"arm {s.arm}: target {report.target:.0%} defect reduction vs A is {verdict.upper()} "
-            f"(reduction {_reduction(s)})"
+            f"(reduction {reduction_text(s)})"
         )
         if s.reduction.note:
             lines.append(f"  note: {s.reduction.note}")
@@ -85,14 +91,19 @@ def verdict_lines(report: RunReport) -> list[str]:
                 f"  pass rate {m.pass_rate_baseline:.0%} -> {m.pass_rate_treatment:.0%} "
                 f"(McNemar exact p = {m.p_value:.3g}, {m.c} fixed, {m.b} broken)"
             )
-        curve = report.curves.get(s.arm)
-        if curve is not None and len(curve.mean_defects) > 1:
-            means = " -> ".join(f"{m:.2f}" for m in curve.mean_defects)
-            lines.append(
-                f"  defects by round: {means}; recommended max_iters = "
-                f"{curve.recommended_max_iters}"
-            )
-    if not any(s.arm == "A" for s in report.arms):
+    for arm, curves in report.curves.items():
+        if len(curves.kept.mean_defects) < 2:
+            continue
+        lines.append(
+            f"arm {arm} defects by round: answer kept {_rounds(curves.kept.mean_defects)}; "
+            f"latest attempt {_rounds(curves.latest.mean_defects)}; recommended max_iters = "
+            f"{curves.kept.recommended_max_iters}"
+        )
+        points = ", ".join(
+            f"r{p.round} {p.pass_rate:.0%} @ {p.mean_tokens:.0f}" for p in curves.pass_vs_tokens
+        )
+        lines.append(f"  pass rate of the answer kept vs mean tokens spent: {points}")
+    if report.arms and not any(s.arm == "A" for s in report.arms):
         lines.append("No arm A in this run: reductions need the baseline.")
     if report.unknown_models:
         lines.append(f"Unpriced models (cost counted as 0): {', '.join(report.unknown_models)}")
@@ -100,14 +111,44 @@ def verdict_lines(report: RunReport) -> list[str]:
 
 
 def report_markdown(report: RunReport) -> str:
-    """The per-arm table and the verdict as Markdown."""
+    """The run's settings, the per-arm table, the cost and the verdict as Markdown."""
     rows = [
         "| " + " | ".join(_HEADERS) + " |",
         "|" + "---|" * len(_HEADERS),
         *("| " + " | ".join(_cells(s)) + " |" for s in report.arms),
     ]
+    meta = meta_line(report)
     verdict = "\n".join(f"- {line.strip()}" for line in verdict_lines(report))
-    return f"# critiquebench run {report.run_id}\n\n" + "\n".join(rows) + "\n\n" + verdict + "\n"
+    return (
+        f"# critiquebench run {report.run_id}\n\n"
+        + (f"{meta}\n\n" if meta else "")
+        + "\n".join(rows)
+        + "\n\n"
+        + (f"{cost_note(report)}\n\n" if report.cost else "")
+        + verdict
+        + "\n"
+    )
+
+
+def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
+    """One row per arm for the Prefect table artifact."""
+    return [
+        {
+            "arm": s.arm,
+            "n": s.n,
+            "mean_defects": round(s.mean_defects, 3),
+            "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
+            "verdict": s.verdict or "",
+            "pass_rate": round(s.pass_rate, 3),
+            "p50_latency_s": round(s.p50_latency_s, 2),
+            "cost_usd": round(s.cost_experiment, 6),
+            "paid_in_this_run_usd": round(s.cost_run, 6),
+            "infra_errors": s.infra_errors,
+            "verifier_errors": s.verifier_errors,
+            "findings_killed": s.findings_killed,
+        }
+        for s in report.arms
+    ]
 
 
 def comparison_table(first: RunReport, second: RunReport) -> Table:
@@ -119,11 +160,11 @@ def comparison_table(first: RunReport, second: RunReport) -> Table:
     for left in first.arms:
         right = by_arm.get(left.arm)
         rows = [
-            ("mean defects", f"{left.mean_defects:.2f}", right and f"{right.mean_defects:.2f}"),
-            ("reduction vs A", _reduction(left), right and _reduction(right)),
-            ("pass rate", f"{left.pass_rate:.0%}", right and f"{right.pass_rate:.0%}"),
+            ("mean defects", defects_text(left), right and defects_text(right)),
+            ("reduction vs A", reduction_text(left), right and reduction_text(right)),
+            ("pass rate", pct(left.pass_rate), right and pct(right.pass_rate)),
             ("p50 latency s", f"{left.p50_latency_s:.1f}", right and f"{right.p50_latency_s:.1f}"),
-            ("cost $", f"{left.cost_experiment:.4f}", right and f"{right.cost_experiment:.4f}"),
+            ("cost $", usd(left.cost_experiment), right and usd(right.cost_experiment)),
         ]
         for metric, a, b in rows:
             table.add_row(left.arm, metric, a, b or "-")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from critiquebench.analysis._curve import iteration_curve
+from critiquebench.analysis._curve import iteration_curve, pass_rate_vs_tokens
 
 # Defects per iteration of four units. Carried forward to 4 rounds they are
 #   u0: 3 1 0 0    u1: 2 2 2 2    u2: 0 1 0 0    u3: 1 1 1 1
@@ -56,3 +56,19 @@ def test_no_units_gives_an_empty_curve() -> None:
 def test_bad_units_are_rejected(units: list[list[int]]) -> None:
     with pytest.raises(ValueError):
         iteration_curve(units)
+
+
+def test_pass_rate_against_tokens_carries_stopped_units_forward() -> None:
+    # Pass = zero defects. Tokens spent up to each round, carried forward like defects:
+    #   u0: 100 150 200 200    u1: 80 80 80 80    u2: 90 130 170 210    u3: 50 50 50 50
+    tokens = [[100, 150, 200], [80, 80], [90, 130, 170, 210], [50]]
+    points = pass_rate_vs_tokens(UNITS, tokens)
+    assert [p.round for p in points] == [0, 1, 2, 3]
+    assert [p.mean_tokens for p in points] == pytest.approx([80.0, 102.5, 125.0, 135.0])
+    assert [p.pass_rate for p in points] == pytest.approx([0.25, 0.0, 0.5, 0.5])
+
+
+def test_pass_rate_against_tokens_needs_matching_shapes() -> None:
+    assert pass_rate_vs_tokens([], []) == ()
+    with pytest.raises(ValueError, match="one value per unit and round"):
+        pass_rate_vs_tokens([[1, 0]], [[10]])

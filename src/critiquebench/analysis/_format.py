@@ -1,0 +1,87 @@
+"""Wording and number formats shared by every rendering of a run report."""
+
+from __future__ import annotations
+
+from critiquebench.analysis._report_types import ArmSummary, RunReport
+
+
+def pct(value: float | None) -> str:
+    """A fraction as a whole percentage; ``n/a`` when undefined."""
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def usd(value: float) -> str:
+    """A cost in US dollars, to the hundredth of a cent."""
+    return f"${value:.4f}"
+
+
+def reduction_text(summary: ArmSummary) -> str:
+    """``53% [15%, 88%]``, ``baseline`` for arm A, ``n/a`` when undefined."""
+    if summary.arm == "A":
+        return "baseline"
+    estimate = summary.reduction
+    if estimate is None or estimate.estimate is None:
+        return "n/a"
+    if estimate.low is None or estimate.high is None:
+        return pct(estimate.estimate)
+    return f"{pct(estimate.estimate)} [{pct(estimate.low)}, {pct(estimate.high)}]"
+
+
+def defects_text(summary: ArmSummary) -> str:
+    """Mean defects of the answer kept with its interval: ``1.42 [0.80, 2.10]``."""
+    ci = summary.defects_ci
+    if ci is None or ci.low is None or ci.high is None:
+        return f"{summary.mean_defects:.2f}"
+    return f"{summary.mean_defects:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
+
+
+def verdict_sentence(summary: ArmSummary, target: float) -> str:
+    """The acceptance verdict of one arm in plain words; empty for an arm without one."""
+    estimate = summary.reduction
+    if estimate is None:
+        return ""
+    said = f"arm {summary.arm} reduces defects by {pct(estimate.estimate)} "
+    said += f"({estimate.confidence:.0%} CI {pct(estimate.low)} to {pct(estimate.high)}, "
+    said += f"{estimate.n_pairs} pairs)"
+    verdict = summary.verdict or "inconclusive"
+    said = {
+        "met": f"Met: {said}; the whole interval is at or above the {target:.0%} target.",
+        "not met": f"Not met: {said}; the whole interval is below the {target:.0%} target.",
+    }.get(
+        verdict,
+        f"Inconclusive: {said}; the interval does not settle the {target:.0%} target either "
+        "way, so more cases or reps are needed.",
+    )
+    return said + (f" Note: {estimate.note}." if estimate.note else "")
+
+
+def meta_line(report: RunReport) -> str:
+    """The run's settings and state in one line; empty when the runs row is missing."""
+    m = report.meta
+    if m is None:
+        return ""
+    line = (
+        f"suite {m.suite}, model {m.model}, arms {m.arms}, reps {m.reps}, "
+        f"retry limit {m.retry_limit}, feedback {m.feedback}; status {m.status}, "
+        f"started {m.started_at}"
+    )
+    if m.finished_at:
+        line += f", finished {m.finished_at}"
+    if m.units_landed < m.units_planned:
+        line += f"; {m.units_planned - m.units_landed} of {m.units_planned} units have no rows"
+    return line
+
+
+def cost_note(report: RunReport) -> str:
+    """What the cost columns mean, and what this run paid."""
+    cost = report.cost
+    if cost is None:
+        return ""
+    note = (
+        "Cost = the experiment's cost: every call priced at its original tokens, cache hits "
+        f"included (prices: {cost.prices_source}). Paid in this run: {usd(cost.paid)} "
+        f"({cost.cached_calls} of {cost.calls} calls answered from the cache)."
+    )
+    if cost.unknown_models:
+        note += f" Not in the price table, so priced at 0: {', '.join(cost.unknown_models)}."
+    return note

@@ -1,0 +1,64 @@
+"""The files of a run's report: report.json (the numbers), report.html and lessons.md.
+
+The report is built once; the page and the lessons are rendered from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from critiquebench.analysis._cost import PriceTable
+from critiquebench.analysis._html import html_report
+from critiquebench.analysis._lessons import lessons_markdown
+from critiquebench.analysis._report import build_report
+from critiquebench.analysis._report_types import RunReport
+from critiquebench.analysis._views import connect
+from critiquebench.pipeline import ResultStore
+
+REPORT_JSON = "report.json"
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """The report and where its files were written."""
+
+    report: RunReport
+    json: Path
+    html: Path
+    lessons: Path
+
+
+def write_reports(
+    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = 0.80
+) -> ReportFiles:
+    """Build the report of ``output/run_id`` and write report.json, report.html, lessons.md.
+
+    Raises ValueError when the run has no results at all.
+    """
+    report = build_report(connect(output), run_id, prices=prices, target=target)
+    if not report.arms and not report.failed_units:
+        raise ValueError(f"no results for run {run_id!r} under {output}")
+    store = ResultStore(output)
+    return ReportFiles(
+        report=report,
+        json=store.write_text(run_id, REPORT_JSON, report.to_json()),
+        html=store.write_text(run_id, "report.html", html_report(report)),
+        lessons=store.write_text(run_id, "lessons.md", lessons_markdown(report)),
+    )
+
+
+def render_html_report(
+    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = 0.80
+) -> Path:
+    """Write the report files of a run and return the path of its ``report.html``.
+
+    Without ``prices`` every model is priced at 0, and the page says so.
+    """
+    return write_reports(output, run_id, prices=prices, target=target).html
+
+
+def read_report(output: Path, run_id: str) -> RunReport:
+    """The ``report.json`` of a run, as :func:`write_reports` wrote it."""
+    path = ResultStore(output).run_dir(run_id) / REPORT_JSON
+    return RunReport.from_json(path.read_text(encoding="utf-8"), source=str(path))

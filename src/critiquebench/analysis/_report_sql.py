@@ -1,0 +1,160 @@
+"""The SQL of the run report, over the DuckDB views of ``analysis/_views.py``.
+
+Every query orders its rows completely, so the same tables give the same report,
+byte for byte. Every query but the list of failed units reads ``valid``: the units
+that did not fail for infrastructure reasons (``cases.error IS NULL``); a failed
+unit is excluded from every statistic, never scored as defects.
+"""
+
+from __future__ import annotations
+
+_VALID = """
+WITH valid AS (SELECT * FROM cases WHERE run_id = $run_id AND error IS NULL)
+"""
+
+# The newest start of the run holds its settings; the first start says when it began.
+# Timestamps are formatted in UTC here, so the session's time zone cannot leak in.
+META = """
+SELECT suite, model, arms, reps, retry_limit, feedback, case_limit, token_budget,
+       verifier_policy, status, count(*) OVER () AS invocations, units_planned,
+       (SELECT count(*) FROM cases WHERE run_id = $run_id) AS units_landed,
+       strftime(timezone('UTC', min(invocation_started_at) OVER ()), '%Y-%m-%d %H:%M:%S UTC'),
+       strftime(timezone('UTC', finished_at), '%Y-%m-%d %H:%M:%S UTC')
+FROM runs WHERE run_id = $run_id
+ORDER BY invocation_started_at DESC, finished_at DESC NULLS FIRST
+LIMIT 1
+"""
+
+PER_ARM = (
+    _VALID
+    + """
+SELECT
+    arm,
+    count(*) AS n,
+    count(DISTINCT case_id) AS n_cases,
+    avg(defects_initial) AS mean_defects_initial,
+    avg(defects_final) AS mean_defects,
+    avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS pass_rate,
+    quantile_cont(latency_s, 0.5) AS p50_latency_s,
+    quantile_cont(latency_s, 0.9) AS p90_latency_s,
+    avg(tokens_in) AS mean_tokens_in,
+    avg(tokens_out) AS mean_tokens_out,
+    avg(calls) AS mean_calls,
+    avg(loops) AS mean_loops,
+    count(*) FILTER (WHERE escalated) AS escalated,
+    sum(verifier_errors) AS verifier_errors,
+    sum(findings_killed) AS findings_killed
+FROM valid GROUP BY arm ORDER BY arm
+"""
+)
+
+HALTS = (
+    _VALID
+    + """
+SELECT arm, halt_reason, count(*) AS units FROM valid
+GROUP BY arm, halt_reason ORDER BY arm, units DESC, halt_reason
+"""
+)
+
+# Per arm and case, the reps' outcomes in rep order: the input of the cluster bootstrap.
+DEFECTS_BY_CASE = (
+    _VALID
+    + """
+SELECT arm, case_id, list(defects_final ORDER BY rep) FROM valid
+GROUP BY arm, case_id ORDER BY arm, case_id
+"""
+)
+
+# Pairs are the same case and rep in arm A and arm X, grouped by case: a case's reps
+# move together when cases are resampled. A pair needs both units valid.
+PAIRS_BY_CASE = (
+    _VALID
+    + """
+SELECT x.arm, case_id,
+       list(a.defects_final ORDER BY rep), list(x.defects_final ORDER BY rep),
+       list(a.passed ORDER BY rep), list(x.passed ORDER BY rep)
+FROM valid a JOIN valid x USING (case_id, rep)
+WHERE a.arm = 'A' AND x.arm <> 'A'
+GROUP BY x.arm, case_id ORDER BY x.arm, case_id
+"""
+)
+
+# Original tokens: a cache hit is priced at what the call cost when first made.
+CALLS = (
+    _VALID
+    + """
+SELECT c.arm, c.model, c.original_tokens_in, c.original_tokens_out, c.cached
+FROM calls c JOIN valid v USING (arm, case_id, rep)
+WHERE c.run_id = $run_id
+ORDER BY c.arm, c.case_id, c.rep, c.call_index
+"""
+)
+
+# One row per unit: defects of each attempt, of the answer kept after each round, and
+# the tokens spent up to each round. The kept answer is chosen as the loop chooses it
+# (loop/_routing.py best_attempt): fewest visible defects, the latest on ties, so the
+# key is visible defects first and minus the iteration second.
+ROUNDS = (
+    _VALID
+    + """
+, spent AS (
+    SELECT arm, case_id, rep, iteration,
+           sum(original_tokens_in + original_tokens_out) AS tokens
+    FROM calls WHERE run_id = $run_id GROUP BY arm, case_id, rep, iteration
+), steps AS (
+    SELECT a.arm, a.case_id, a.rep, a.iteration, a.defects,
+           arg_min(a.defects, a.defects_feedback::BIGINT * 1000000 - a.iteration) OVER unit
+               AS kept,
+           sum(coalesce(s.tokens, 0)) OVER unit AS tokens
+    FROM attempts a
+    JOIN valid v USING (arm, case_id, rep)
+    LEFT JOIN spent s USING (arm, case_id, rep, iteration)
+    WHERE a.run_id = $run_id
+    WINDOW unit AS (
+        PARTITION BY a.arm, a.case_id, a.rep ORDER BY a.iteration
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    )
+)
+SELECT arm, case_id, rep, list(defects ORDER BY iteration), list(kept ORDER BY iteration),
+       list(tokens ORDER BY iteration)
+FROM steps GROUP BY arm, case_id, rep ORDER BY arm, case_id, rep
+"""
+)
+
+ESCALATED = (
+    _VALID
+    + """
+SELECT case_id, arm, rep, halt_reason, defects_final FROM valid
+WHERE escalated ORDER BY case_id, arm, rep
+"""
+)
+
+FAILED = """
+SELECT case_id, arm, rep, error FROM cases
+WHERE run_id = $run_id AND error IS NOT NULL ORDER BY case_id, arm, rep
+"""
+
+FAILURE_KINDS = (
+    _VALID
+    + """
+SELECT v.suite, a.arm, f.kind, count(*) AS n
+FROM attempts a
+JOIN valid v USING (arm, case_id, rep),
+     unnest(from_json(a.failures, '[{"kind": "VARCHAR"}]')) AS t(f)
+WHERE a.run_id = $run_id
+GROUP BY v.suite, a.arm, f.kind ORDER BY v.suite, a.arm, n DESC, f.kind
+"""
+)
+
+# A regression: an attempt with more defects than the one before it in the same unit.
+REGRESSIONS = (
+    _VALID
+    + """
+SELECT case_id, arm, rep, iteration, previous, defects FROM (
+    SELECT a.case_id, a.arm, a.rep, a.iteration, a.defects,
+           lag(a.defects) OVER (PARTITION BY a.arm, a.case_id, a.rep ORDER BY a.iteration)
+               AS previous
+    FROM attempts a JOIN valid v USING (arm, case_id, rep) WHERE a.run_id = $run_id
+) WHERE defects > previous ORDER BY case_id, arm, rep, iteration
+"""
+)

@@ -1,0 +1,169 @@
+"""Runs written row by row with numbers chosen by the test, so every answer is known.
+
+The rows go through the real store and the real table schemas; columns a test does
+not set get a neutral value of their type.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from critiquebench.pipeline import TABLES, ResultStore, Unit, UnitRows
+
+STARTED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+FINISHED = dt.datetime(2026, 1, 2, 3, 9, 5, tzinfo=dt.UTC)
+MODEL = "fake:priced"
+
+
+@dataclass(frozen=True)
+class Call:
+    """A model call: the attempt it belongs to, its original tokens, and whether it was a hit."""
+
+    iteration: int
+    tokens_in: int
+    tokens_out: int
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class FakeUnit:
+    """One unit: defects of each attempt (all checks, and those visible to the loop)."""
+
+    case_id: str
+    arm: str
+    rep: int = 0
+    defects: tuple[int, ...] = (0,)
+    visible: tuple[int, ...] | None = None
+    calls: tuple[Call, ...] = ()
+    error: str | None = None
+    latency_s: float = 1.0
+    kinds: tuple[str, ...] = ("assertion",)
+
+    @property
+    def kept(self) -> int:
+        """The attempt the loop keeps: fewest visible defects, the latest on ties."""
+        visible = self.visible or self.defects
+        best = 0
+        for index in range(1, len(visible)):
+            if visible[index] <= visible[best]:
+                best = index
+        return best
+
+
+def _neutral(column_type: pa.DataType) -> Any:
+    if pa.types.is_string(column_type):
+        return ""
+    if pa.types.is_boolean(column_type):
+        return False
+    if pa.types.is_floating(column_type):
+        return 0.0
+    if pa.types.is_timestamp(column_type):
+        return STARTED
+    return 0
+
+
+def _row(table: str, values: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(values) - {column.name for column in TABLES[table]}
+    assert not unknown, f"not columns of {table}: {unknown}"
+    return {
+        column.name: values.get(column.name, None if column.nullable else _neutral(column.type))
+        for column in TABLES[table]
+    }
+
+
+def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
+    identity = {"run_id": run_id, "case_id": unit.case_id, "arm": unit.arm, "rep": unit.rep}
+    visible = unit.visible or unit.defects
+    attempts = [
+        _row(
+            "attempts",
+            {
+                **identity,
+                "iteration": i,
+                "defects": d,
+                "defects_feedback": visible[i],
+                "failures": json.dumps([{"kind": kind} for kind in unit.kinds for _ in range(d)]),
+            },
+        )
+        for i, d in enumerate(unit.defects)
+    ]
+    calls = [
+        _row(
+            "calls",
+            {
+                **identity,
+                "call_index": index,
+                "iteration": call.iteration,
+                "role": "actor" if call.iteration == 0 else "fixer",
+                "model": MODEL,
+                "tokens_in": 0 if call.cached else call.tokens_in,
+                "tokens_out": 0 if call.cached else call.tokens_out,
+                "cached": call.cached,
+                "original_tokens_in": call.tokens_in,
+                "original_tokens_out": call.tokens_out,
+            },
+        )
+        for index, call in enumerate(unit.calls)
+    ]
+    final = unit.defects[unit.kept]
+    single = unit.arm == "A"
+    halt = "single_pass" if single else ("passed" if final == 0 else "budget_exhausted")
+    escalated = not single and final > 0
+    case = _row(
+        "cases",
+        {
+            **identity,
+            "suite": "synthetic",
+            "model": MODEL,
+            "defects_initial": unit.defects[0],
+            "defects_final": final,
+            "passed": final == 0,
+            "loops": len(unit.defects) - 1,
+            "attempts": len(unit.defects),
+            "final_iteration": unit.kept,
+            "halt_reason": halt,
+            "escalated": escalated,
+            "latency_s": unit.latency_s,
+            "tokens_in": sum(c.tokens_in for c in unit.calls),
+            "tokens_out": sum(c.tokens_out for c in unit.calls),
+            "calls": len(unit.calls),
+            "cached_calls": sum(1 for c in unit.calls if c.cached),
+            "error": unit.error,
+            "finished_at": FINISHED,
+        },
+    )
+    record = f"# {unit.case_id}\n" if escalated else None
+    return UnitRows(case=case, attempts=attempts, calls=calls, escalation_record=record)
+
+
+def write_run(
+    output: Path, run_id: str, units: list[FakeUnit], *, reps: int = 1, retry_limit: int = 3
+) -> Path:
+    """Write ``units`` as run ``run_id`` under ``output``; return the run folder."""
+    store = ResultStore(output)
+    arms = ",".join(sorted({unit.arm for unit in units}))
+    run = {
+        "run_id": run_id,
+        "invocation_started_at": STARTED,
+        "finished_at": FINISHED,
+        "status": "completed",
+        "suite": "synthetic",
+        "arms": arms,
+        "reps": reps,
+        "retry_limit": retry_limit,
+        "feedback": "visible",
+        "model": MODEL,
+        "verifier_policy": "fail_open",
+        "units_planned": len(units),
+    }
+    store.write_run_row(run_id, "start-1", _row("runs", run))
+    for unit in units:
+        rows = _unit_rows(run_id, unit)
+        store.write_unit(run_id, Unit(unit.case_id, unit.arm, unit.rep), rows)
+    return store.run_dir(run_id)
