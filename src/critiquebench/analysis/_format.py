@@ -69,7 +69,17 @@ def meta_line(report: RunReport) -> str:
         line += f", finished {m.finished_at}"
     if m.units_landed < m.units_planned:
         line += f"; {m.units_planned - m.units_landed} of {m.units_planned} units have no rows"
+    if m.sandbox:
+        line += f". Judge: {m.sandbox}"
     return line
+
+
+def sandbox_warning(report: RunReport) -> str:
+    """A warning when the judge ran without its full sandbox; empty otherwise."""
+    sandbox = report.meta.sandbox if report.meta else ""
+    if sandbox.startswith("bubblewrap") or not sandbox:
+        return ""
+    return f"WARNING: the judge ran without bubblewrap. {sandbox}"
 
 
 def cost_note(report: RunReport) -> str:

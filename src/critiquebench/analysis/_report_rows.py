@@ -70,7 +70,7 @@ def meta(rows: Rows) -> RunMeta | None:
     if not rows:
         return None
     (suite, model, arms, reps, retry_limit, feedback, case_limit, token_budget, policy, status,
-     invocations, planned, landed, started, finished) = rows[0]  # fmt: skip
+     invocations, planned, landed, started, finished, sandbox) = rows[0]  # fmt: skip
     return RunMeta(
         suite=suite,
         model=model,
@@ -87,6 +87,7 @@ def meta(rows: Rows) -> RunMeta | None:
         units_landed=int(landed),
         started_at=started,
         finished_at=finished,
+        sandbox=sandbox or "",
     )
 
 

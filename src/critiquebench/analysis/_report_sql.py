@@ -19,7 +19,7 @@ SELECT suite, model, arms, reps, retry_limit, feedback, case_limit, token_budget
        verifier_policy, status, count(*) OVER () AS invocations, units_planned,
        (SELECT count(*) FROM cases WHERE run_id = $run_id) AS units_landed,
        strftime(timezone('UTC', min(invocation_started_at) OVER ()), '%Y-%m-%d %H:%M:%S UTC'),
-       strftime(timezone('UTC', finished_at), '%Y-%m-%d %H:%M:%S UTC')
+       strftime(timezone('UTC', finished_at), '%Y-%m-%d %H:%M:%S UTC'), sandbox
 FROM runs WHERE run_id = $run_id
 ORDER BY invocation_started_at DESC, finished_at DESC NULLS FIRST
 LIMIT 1

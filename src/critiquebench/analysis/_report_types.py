@@ -43,6 +43,7 @@ class RunMeta:
     units_landed: int
     started_at: str  # first start of the run, UTC
     finished_at: str | None  # end of its newest start, UTC; None while running
+    sandbox: str = ""  # the judge's fences, in words (runs.sandbox)
 
 
 @dataclass(frozen=True, kw_only=True)

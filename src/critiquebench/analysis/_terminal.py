@@ -12,6 +12,7 @@ from critiquebench.analysis._format import (
     meta_line,
     pct,
     reduction_text,
+    sandbox_warning,
     usd,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
@@ -75,6 +76,8 @@ def _rounds(values: tuple[float, ...]) -> str:
 def verdict_lines(report: RunReport) -> list[str]:
     """The answer in plain words: excluded units, acceptance per arm, tests, curves, caveats."""
     lines: list[str] = [report.headline] if report.headline else []
+    if sandbox_warning(report):
+        lines.append(sandbox_warning(report))
     for s in report.arms:
         if s.arm == "A" or s.reduction is None:
             continue

@@ -143,7 +143,13 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
 
 
 def write_run(
-    output: Path, run_id: str, units: list[FakeUnit], *, reps: int = 1, retry_limit: int = 3
+    output: Path,
+    run_id: str,
+    units: list[FakeUnit],
+    *,
+    reps: int = 1,
+    retry_limit: int = 3,
+    sandbox: str = "bubblewrap sandbox: (synthetic)",
 ) -> Path:
     """Write ``units`` as run ``run_id`` under ``output``; return the run folder."""
     store = ResultStore(output)
@@ -161,6 +167,7 @@ def write_run(
         "model": MODEL,
         "verifier_policy": "fail_open",
         "units_planned": len(units),
+        "sandbox": sandbox,
     }
     store.write_run_row(run_id, "start-1", _row("runs", run))
     for unit in units:

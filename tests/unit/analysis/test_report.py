@@ -214,3 +214,17 @@ def test_a_report_of_another_version_is_refused_with_the_fix(report: RunReport) 
 def test_a_run_with_no_rows_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no results for run 'nope'"):
         write_reports(tmp_path, "nope")
+
+
+def test_the_judges_fences_are_stated_and_a_fallback_is_a_warning(tmp_path: Path) -> None:
+    from critiquebench.analysis import report_markdown, verdict_lines
+
+    write_run(tmp_path, "strong", units())
+    strong = build_report(connect(tmp_path), "strong")
+    assert strong.meta is not None and strong.meta.sandbox.startswith("bubblewrap")
+    assert not any(line.startswith("WARNING") for line in verdict_lines(strong))
+    fallback = "FALLBACK fences (bubblewrap unavailable): resource limits"
+    write_run(tmp_path, "weak", units(), sandbox=fallback)
+    weak = build_report(connect(tmp_path), "weak")
+    assert any(fallback in line and "WARNING" in line for line in verdict_lines(weak))
+    assert fallback in report_markdown(weak)
