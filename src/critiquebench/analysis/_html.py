@@ -4,29 +4,40 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numpy as np
 
 from critiquebench.analysis import _charts
 from critiquebench.analysis._cost import CallCost, CostSummary, PriceTable, cost_summary
 from critiquebench.analysis._curve import iteration_curve
-from critiquebench.analysis._stats import ReductionEstimate, acceptance, paired_bootstrap_reduction
+from critiquebench.analysis._stats import (
+    ReductionEstimate,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_reduction,
+    decide_acceptance,
+)
 from critiquebench.analysis._views import connect
 from critiquebench.pipeline import ResultStore, Unit
 
 _ARMS_SQL = """
-SELECT arm, count(*), list(defects_final), avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END),
+SELECT arm, count(*), avg(defects_final), avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END),
        quantile_cont(latency_s, 0.5), quantile_cont(latency_s, 0.9), avg(tokens_in), avg(tokens_out)
 FROM cases WHERE run_id = $run_id GROUP BY arm ORDER BY arm
 """
-# Pairs are the same case and rep in both arms, so the case-to-case spread cancels.
+# Pairs are the same case and rep in both arms; cases are resampled, reps move with them.
+# Units with an infrastructure error measured nothing and are left out.
 _PAIRS_SQL = """
-SELECT a.defects_final, x.defects_final FROM cases a
+SELECT a.case_id, a.defects_final, x.defects_final FROM cases a
 JOIN cases x ON a.run_id = x.run_id AND a.case_id = x.case_id AND a.rep = x.rep
-WHERE a.run_id = $run_id AND a.arm = 'A' AND x.arm = $arm ORDER BY a.case_id, a.rep
+WHERE a.run_id = $run_id AND a.arm = 'A' AND x.arm = $arm
+  AND a.error IS NULL AND x.error IS NULL ORDER BY a.case_id, a.rep
+"""
+_DEFECTS_SQL = """
+SELECT case_id, defects_final FROM cases
+WHERE run_id = $run_id AND arm = $arm AND error IS NULL ORDER BY case_id, rep
 """
 _CALLS_SQL = "SELECT arm, model, tokens_in, tokens_out, cached FROM calls WHERE run_id = $run_id"
 _CURVE_SQL = """
@@ -64,12 +75,23 @@ class _Arm:
         return self.cost.experiment_cost / self.n
 
 
-def _mean_ci(values: list[int], resamples: int = 5_000) -> tuple[float, float]:
-    """Percentile bootstrap 95% CI of a mean, seeded so a report is reproducible."""
-    data = np.asarray(values, dtype=np.float64)
-    index = np.random.default_rng(0).integers(0, data.size, size=(resamples, data.size))
-    low, high = np.quantile(data[index].mean(axis=1), [0.025, 0.975])
-    return float(low), float(high)
+def _clustered(
+    db: duckdb.DuckDBPyConnection, run_id: str, arm: str, versus_a: bool
+) -> tuple[tuple[float, float], ReductionEstimate | None]:
+    """The arm's mean-defects CI and its reduction vs A, both resampling cases."""
+    params = {"run_id": run_id, "arm": arm}
+    rows = db.execute(_DEFECTS_SQL, params).fetchall()
+    mean = cluster_bootstrap_mean(
+        [[r[1] for r in group] for _, group in groupby(rows, key=lambda r: r[0])]
+    )
+    ci = (mean.low, mean.high) if mean.low is not None and mean.high is not None else (0.0, 0.0)
+    if not versus_a:
+        return ci, None
+    pairs = [list(g) for _, g in groupby(db.execute(_PAIRS_SQL, params).fetchall(), lambda r: r[0])]
+    reduction = cluster_bootstrap_reduction(
+        [[r[1] for r in group] for group in pairs], [[r[2] for r in group] for group in pairs]
+    )
+    return ci, reduction
 
 
 def _arms(db: duckdb.DuckDBPyConnection, run_id: str, prices: PriceTable) -> list[_Arm]:
@@ -80,13 +102,9 @@ def _arms(db: duckdb.DuckDBPyConnection, run_id: str, prices: PriceTable) -> lis
     rows = db.execute(_ARMS_SQL, params).fetchall()
     baseline = any(row[0] == "A" for row in rows)
     arms = []
-    for name, n, defects, pass_rate, p50, p90, tok_in, tok_out in rows:
-        reduction = None
-        if baseline and name != "A":
-            pairs = db.execute(_PAIRS_SQL, {**params, "arm": name}).fetchall()
-            reduction = paired_bootstrap_reduction([p[0] for p in pairs], [p[1] for p in pairs])
+    for name, n, mean, pass_rate, p50, p90, tok_in, tok_out in rows:
+        ci, reduction = _clustered(db, run_id, name, baseline and name != "A")
         cost = cost_summary(calls.get(name, []))
-        mean, ci = float(np.mean(defects)), _mean_ci(defects)
         arms.append(
             _Arm(name, n, mean, ci, pass_rate, (p50, p90), (tok_in, tok_out), cost, reduction)
         )
@@ -99,15 +117,12 @@ def _pct(value: float | None) -> str:
 
 def _verdict(arm: _Arm, estimate: ReductionEstimate, target: float) -> str:
     """A paragraph saying plainly whether the arm meets the reduction target."""
-    verdict = acceptance(estimate, target)
+    decision = decide_acceptance(estimate, target)
+    verdict = decision.verdict
     said = f"arm {arm.name} reduces defects by {_pct(estimate.estimate)} ({estimate.confidence:.0%}"
-    said += f" CI {_pct(estimate.low)} to {_pct(estimate.high)}, {estimate.n_pairs} pairs)"
-    said = {
-        "met": f"Met: {said}; the whole interval is at or above the {target:.0%} target.",
-        "not met": f"Not met: {said}; the whole interval is below the {target:.0%} target.",
-        "inconclusive": f"Inconclusive: {said}; the interval does not settle the {target:.0%}"
-        " target either way, so more cases or reps are needed.",
-    }[verdict]
+    said += f" CI {_pct(estimate.low)} to {_pct(estimate.high)}, {estimate.n_cases} cases,"
+    said += f" {estimate.n_pairs} pairs)"
+    said = f"{verdict.capitalize()}: {said}; {decision.reason}."
     if estimate.note:
         said += f" Note: {estimate.note}."
     return f'<p class="verdict {verdict.replace(" ", "-")}">{html.escape(said)}</p>'
@@ -204,7 +219,8 @@ def render_html_report(
 {verdicts or "<p>No verdict: the run needs arm A and at least one other arm.</p>"}
 <h2>Per arm</h2>{_table(arms)}
 <p class="note">Reduction = (mean_A - mean_X) / mean_A over pairs of the same case and rep,
-CI by paired bootstrap; latency is wall time per unit. {html.escape(notes)}</p>
+CIs by a bootstrap that resamples cases (a case's reps move together); latency is wall
+time per unit. {html.escape(notes)}</p>
 <h2>Charts</h2><div class="charts">{blocks}</div>
 <h2>Escalated units</h2>{_escalations(db, output / run_id, run_id)}
 <script>{_charts.embed_script([spec for spec, _ in figures])}</script></body></html>

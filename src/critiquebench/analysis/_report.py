@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 import duckdb
@@ -13,8 +14,8 @@ from critiquebench.analysis._stats import (
     McNemarResult,
     ReductionEstimate,
     acceptance,
-    mcnemar_exact,
-    paired_bootstrap_reduction,
+    cluster_bootstrap_reduction,
+    clustered_mcnemar,
 )
 
 _PER_ARM_SQL = """
@@ -42,11 +43,13 @@ SELECT arm, halt_reason, count(*) FROM cases WHERE run_id = $run_id
 GROUP BY arm, halt_reason ORDER BY arm, count(*) DESC, halt_reason
 """
 
-# Pairs share case and rep: the unit of resampling is the case, not the row.
+# Pairs share case and rep; the case is the unit of resampling, its reps move together.
+# A unit with an infrastructure error measured nothing, so its pair is left out.
 _PAIRS_SQL = """
-SELECT a.defects_final, x.defects_final, a.passed, x.passed
+SELECT case_id, a.defects_final, x.defects_final, a.passed, x.passed
 FROM cases a JOIN cases x USING (run_id, case_id, rep)
 WHERE run_id = $run_id AND a.arm = 'A' AND x.arm = $arm
+  AND a.error IS NULL AND x.error IS NULL
 ORDER BY case_id, rep
 """
 
@@ -182,13 +185,16 @@ def _versus_baseline(
     pairs = connection.execute(_PAIRS_SQL, {"run_id": run_id, "arm": arm}).fetchall()
     if not pairs:
         return {}
-    estimate = paired_bootstrap_reduction(
-        [p[0] for p in pairs], [p[1] for p in pairs], resamples=resamples
-    )
+    cases = [list(rows) for _, rows in groupby(pairs, key=lambda row: row[0])]
+
+    def column(index: int) -> list[list[Any]]:
+        return [[row[index] for row in rows] for rows in cases]
+
+    estimate = cluster_bootstrap_reduction(column(1), column(2), resamples=resamples)
     return {
         "reduction": estimate,
         "verdict": acceptance(estimate, target),
-        "mcnemar": mcnemar_exact([bool(p[2]) for p in pairs], [bool(p[3]) for p in pairs]),
+        "mcnemar": clustered_mcnemar(column(3), column(4)),
     }
 
 

@@ -23,6 +23,13 @@ from critiquebench.models._registry import (
 from critiquebench.models._replay import ReplayFormatError, ReplayProvider, load_replay_file
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
+from critiquebench.models._sim import (
+    SimParams,
+    SimProvider,
+    SimSpecError,
+    true_reduction,
+    unit_states,
+)
 
 __all__ = [
     "DEFAULT_GEMINI_MODEL",
@@ -46,6 +53,9 @@ __all__ = [
     "ReplayProvider",
     "RetryPolicy",
     "ScriptedProvider",
+    "SimParams",
+    "SimProvider",
+    "SimSpecError",
     "UnknownModelError",
     "cache_key",
     "default_model_path",
@@ -53,4 +63,6 @@ __all__ = [
     "is_cacheable",
     "load_replay_file",
     "provider_from_spec",
+    "true_reduction",
+    "unit_states",
 ]
