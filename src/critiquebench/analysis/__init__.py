@@ -17,9 +17,16 @@ from critiquebench.analysis._lessons import lessons_markdown
 from critiquebench.analysis._report import ArmSummary, RunReport, arm_summaries, build_report
 from critiquebench.analysis._sql import interactive_help, query_table, views_sql
 from critiquebench.analysis._stats import (
+    MIN_CASES,
+    Acceptance,
     McNemarResult,
+    MeanEstimate,
     ReductionEstimate,
     acceptance,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_reduction,
+    clustered_mcnemar,
+    decide_acceptance,
     mcnemar_exact,
     paired_bootstrap_reduction,
 )
@@ -32,11 +39,14 @@ from critiquebench.analysis._terminal import (
 from critiquebench.analysis._views import connect
 
 __all__ = [
+    "MIN_CASES",
+    "Acceptance",
     "ArmSummary",
     "CallCost",
     "CostSummary",
     "IterationCurve",
     "McNemarResult",
+    "MeanEstimate",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -46,10 +56,14 @@ __all__ = [
     "arm_summaries",
     "build_report",
     "call_cost",
+    "cluster_bootstrap_mean",
+    "cluster_bootstrap_reduction",
+    "clustered_mcnemar",
     "comparison_table",
     "connect",
     "cost_per_defect_removed",
     "cost_summary",
+    "decide_acceptance",
     "interactive_help",
     "iteration_curve",
     "lessons_markdown",

@@ -174,9 +174,8 @@ def case_rep_effect(params: SimParams, case_id: str, rep: int) -> float:
 def unit_states(params: SimParams, case_id: str, rep: int, attempts: int) -> list[State]:
     """The ground-truth state of attempts ``0 .. attempts - 1`` of one (case, rep)."""
     effect = case_rep_effect(params, case_id, rep)
-    effects = np.array([effect, -effect])
-    buggy_p = float(shift_probability(params.draft, effects[:1])[0])
-    fix_p = float(shift_probability(params.fix, effects[1:])[0])
+    buggy_p = float(shift_probability(params.draft, np.array([effect]))[0])
+    fix_p = float(shift_probability(params.fix, np.array([-effect]))[0])
     draw = _uniform(params.seed, case_id, rep, 0, "draft")
     states: list[State] = ["buggy" if draw < buggy_p else "correct"]
     for round_ in range(1, attempts):
