@@ -15,7 +15,11 @@ _BLOCK_CELLS = 4_000_000
 
 
 def _t_quantile(p: float, df: int) -> float:
-    """Student t quantile by the Cornish-Fisher expansion (error < 1e-3 for df >= 3)."""
+    """Student t quantile by the Cornish-Fisher expansion.
+
+    Within 0.2% of the exact value for df >= 3 and 1e-5 for df >= 9 (a verdict needs
+    10 cases); the stdlib has no t distribution and scipy is not a dependency.
+    """
     z = _NORMAL.inv_cdf(p)
     g1 = (z**3 + z) / 4
     g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96

@@ -7,6 +7,12 @@ views), then compares arm B's reduction and verdict with the true reduction.
 Prefect is left out on purpose: a flow per experiment would spend far more time
 starting than computing, and the flow only fans out the same library calls.
 
+Each seed draws every case's difficulty afresh, so an experiment's cases are a
+new sample from the population of difficulties, which is what the interval is
+about; the true reduction is that population's (``true_reduction``). A buggy
+answer's defect count differs between cases but not with difficulty, and is
+the same in both arms, so it does not move the truth.
+
 The judge is the real :class:`PythonJudge`, memoised by (case, code): the sim's
 answers are deterministic code, so judging the same code again would only cost
 time. Verdicts are also judged against two targets just around the truth, so
@@ -33,7 +39,14 @@ from critiquebench.analysis._views import connect
 from critiquebench.judges import JudgeResult, PythonJudge
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import SimParams, SimProvider, true_reduction
-from critiquebench.pipeline import ResultStore, RunConfig, execute_unit, finish_run, start_run
+from critiquebench.pipeline import (
+    ResultStore,
+    RunConfig,
+    Unit,
+    execute_unit,
+    finish_run,
+    start_run,
+)
 from critiquebench.suites import Case
 
 # Heterogeneous cases (het = 1 on the logit scale: a case one SD harder has its odds
@@ -156,9 +169,9 @@ def run_experiment(
     deps = LoopDependencies(provider=SimProvider(params), judge=judge or _MemoJudge())
     store = ResultStore(output)
 
-    def one(item: tuple[Case, object]) -> None:
+    def one(item: tuple[Case, Unit]) -> None:
         case, unit = item
-        store.write_unit(config.run_id, unit, execute_unit(case, unit, deps, config))  # type: ignore[arg-type]
+        store.write_unit(config.run_id, unit, execute_unit(case, unit, deps, config))
 
     with ThreadPoolExecutor(max_workers=settings.workers) as pool:
         list(pool.map(one, plan.work))
