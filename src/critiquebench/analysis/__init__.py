@@ -33,7 +33,6 @@ from critiquebench.analysis._report_types import (
     ArmSummary,
     EscalatedUnit,
     FailedUnit,
-    MeanEstimate,
     ReportFormatError,
     RunCost,
     RunMeta,
@@ -41,9 +40,16 @@ from critiquebench.analysis._report_types import (
 )
 from critiquebench.analysis._sql import interactive_help, query_table, views_sql
 from critiquebench.analysis._stats import (
+    MIN_CASES,
+    Acceptance,
     McNemarResult,
+    MeanEstimate,
     ReductionEstimate,
     acceptance,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_reduction,
+    clustered_mcnemar,
+    decide_acceptance,
     mcnemar_exact,
     paired_bootstrap_reduction,
 )
@@ -57,7 +63,9 @@ from critiquebench.analysis._terminal import (
 from critiquebench.analysis._views import connect
 
 __all__ = [
+    "MIN_CASES",
     "REPORT_VERSION",
+    "Acceptance",
     "ArmCurves",
     "ArmSummary",
     "CallCost",
@@ -83,10 +91,14 @@ __all__ = [
     "artifact_rows",
     "build_report",
     "call_cost",
+    "cluster_bootstrap_mean",
+    "cluster_bootstrap_reduction",
+    "clustered_mcnemar",
     "comparison_table",
     "connect",
     "cost_per_defect_removed",
     "cost_summary",
+    "decide_acceptance",
     "figure_svg",
     "html_report",
     "interactive_help",

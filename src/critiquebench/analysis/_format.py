@@ -42,8 +42,12 @@ def verdict_sentence(summary: ArmSummary, target: float) -> str:
         return ""
     said = f"arm {summary.arm} reduces defects by {pct(estimate.estimate)} "
     said += f"({estimate.confidence:.0%} CI {pct(estimate.low)} to {pct(estimate.high)}, "
-    said += f"{estimate.n_pairs} pairs)"
+    said += f"{estimate.n_cases} cases, {estimate.n_pairs} pairs)"
     verdict = summary.verdict or "inconclusive"
+    if summary.verdict_reason:
+        return f"{verdict.capitalize()}: {said}; {summary.verdict_reason}." + (
+            f" Note: {estimate.note}." if estimate.note else ""
+        )
     said = {
         "met": f"Met: {said}; the whole interval is at or above the {target:.0%} target.",
         "not met": f"Not met: {said}; the whole interval is below the {target:.0%} target.",

@@ -69,8 +69,9 @@ def html_report(report: RunReport) -> str:
     notes = [
         "n = units counted, cases = distinct cases; defects kept = mean defects of the answer "
         "the loop returned, with a 95% CI from a bootstrap over cases. Reduction = "
-        "(mean_A - mean_X) / mean_A over pairs of the same case and rep; latency is the "
-        "unit's time with cached calls at their original latency.",
+        "(mean_A - mean_X) / mean_A over pairs of the same case and rep; its CI resamples "
+        "cases, a case's reps moving together. Latency is the unit's time with cached calls "
+        "at their original latency.",
         cost_note(report),
         *_curve_lines(report),
     ]

@@ -7,12 +7,10 @@ terminal, Markdown, HTML, lessons, Prefect artifacts and the notebook render the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
-import numpy as np
 
 from critiquebench.analysis import _report_rows as parts
 from critiquebench.analysis import _report_sql as sql
@@ -27,25 +25,28 @@ from critiquebench.analysis._report_rows import ByCase, Paired
 from critiquebench.analysis._report_types import (
     ArmSummary,
     FailedUnit,
-    MeanEstimate,
     RunCost,
     RunReport,
     Statistics,
 )
 from critiquebench.analysis._stats import (
+    MIN_CASES,
     McNemarResult,
+    MeanEstimate,
     ReductionEstimate,
-    acceptance,
-    mcnemar_exact,
-    paired_bootstrap_reduction,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_reduction,
+    clustered_mcnemar,
+    decide_acceptance,
 )
 
 CONFIDENCE = 0.95
 SEED = 0
 # Said in report.json so a reader knows what the intervals are; keep it true to _statistics.
 _METHOD = (
-    "percentile bootstrap; mean defects: cases resampled with their reps; "
-    "reduction: pairs (same case and rep in A and X) resampled"
+    "cluster bootstrap over cases (a case's reps move together), for mean defects and "
+    f"the reduction vs A; a verdict needs at least {MIN_CASES} cases; McNemar on cases "
+    "(one sign per case, from the share of its reps that passed)"
 )
 
 
@@ -54,6 +55,7 @@ class _ArmStatistics:
     defects_ci: MeanEstimate
     reduction: ReductionEstimate | None = None
     verdict: str | None = None
+    verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
 
 
@@ -128,22 +130,9 @@ def _statistics(
     """
 
     def mean_ci(by_case: ByCase) -> MeanEstimate:
-        # Resample whole cases: a case's reps share its difficulty and move together.
-        sums = np.array([sum(case) for case in by_case], dtype=np.float64)
-        counts = np.array([len(case) for case in by_case], dtype=np.float64)
-        mean = float(sums.sum() / counts.sum())
-        low = high = None
-        if sums.size > 1:  # one case has no case-to-case spread to measure
-            draw = np.random.default_rng(SEED).integers(0, sums.size, (resamples, sums.size))
-            means = sums[draw].sum(axis=1) / counts[draw].sum(axis=1)
-            tail = (1.0 - CONFIDENCE) / 2.0
-            low, high = (float(q) for q in np.quantile(means, [tail, 1.0 - tail]))
-        return MeanEstimate(
-            mean=mean, low=low, high=high, n_cases=int(sums.size), confidence=CONFIDENCE
+        return cluster_bootstrap_mean(
+            by_case, resamples=resamples, seed=SEED, confidence=CONFIDENCE
         )
-
-    def flat(by_case: Sequence[Sequence[Any]]) -> list[Any]:
-        return [value for case in by_case for value in case]
 
     result: dict[str, _ArmStatistics] = {}
     for arm, by_case in defects_by_case.items():
@@ -151,18 +140,20 @@ def _statistics(
         if paired is None:
             result[arm] = _ArmStatistics(mean_ci(by_case))
             continue
-        estimate = paired_bootstrap_reduction(
-            flat(paired.baseline),
-            flat(paired.treatment),
+        estimate = cluster_bootstrap_reduction(
+            paired.baseline,
+            paired.treatment,
             resamples=resamples,
             seed=SEED,
             confidence=CONFIDENCE,
         )
+        decision = decide_acceptance(estimate, target)
         result[arm] = _ArmStatistics(
             mean_ci(by_case),
             estimate,
-            acceptance(estimate, target),
-            mcnemar_exact(flat(paired.baseline_passed), flat(paired.treatment_passed)),
+            decision.verdict,
+            decision.reason,
+            clustered_mcnemar(paired.baseline_passed, paired.treatment_passed),
         )
     return result
 
@@ -219,6 +210,7 @@ def _arms(
                 reduction=stats.reduction,
                 verdict=stats.verdict,
                 mcnemar=stats.mcnemar,
+                verdict_reason=stats.verdict_reason,
                 calls=cost.n_calls,
                 cached_calls=cost.n_cached,
                 cost_run=cost.run_cost,

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
-from critiquebench.analysis._stats import McNemarResult, ReductionEstimate
+from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
 REPORT_VERSION = 1
@@ -47,17 +47,6 @@ class RunMeta:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MeanEstimate:
-    """A per-arm mean with its bootstrap interval (cases resampled, reps kept together)."""
-
-    mean: float
-    low: float | None
-    high: float | None
-    n_cases: int
-    confidence: float
-
-
-@dataclass(frozen=True, kw_only=True)
 class ArmSummary:
     """The headline numbers of one arm, over its units that did not fail for infrastructure.
 
@@ -86,6 +75,7 @@ class ArmSummary:
     halts: dict[str, int] = field(default_factory=dict)
     reduction: ReductionEstimate | None = None
     verdict: str | None = None
+    verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
     calls: int = 0
     cached_calls: int = 0

@@ -86,13 +86,15 @@ def verdict_lines(report: RunReport) -> list[str]:
             f"arm {s.arm}: target {report.target:.0%} defect reduction vs A is {verdict.upper()} "
             f"(reduction {reduction_text(s)})"
         )
+        if s.verdict_reason:
+            lines.append(f"  why: {s.verdict_reason}")
         if s.reduction.note:
             lines.append(f"  note: {s.reduction.note}")
         if s.mcnemar is not None:
             m = s.mcnemar
             lines.append(
                 f"  pass rate {m.pass_rate_baseline:.0%} -> {m.pass_rate_treatment:.0%} "
-                f"(McNemar exact p = {m.p_value:.3g}, {m.c} fixed, {m.b} broken)"
+                f"(McNemar exact p = {m.p_value:.3g} over cases: {m.c} improved, {m.b} worsened)"
             )
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:

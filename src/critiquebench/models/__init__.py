@@ -28,6 +28,13 @@ from critiquebench.models._replay import (
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
+from critiquebench.models._sim import (
+    SimParams,
+    SimProvider,
+    SimSpecError,
+    true_reduction,
+    unit_states,
+)
 
 __all__ = [
     "DEFAULT_GEMINI_MODEL",
@@ -52,6 +59,9 @@ __all__ = [
     "ReplayProvider",
     "RetryPolicy",
     "ScriptedProvider",
+    "SimParams",
+    "SimProvider",
+    "SimSpecError",
     "UnknownModelError",
     "cache_key",
     "default_model_path",
@@ -59,4 +69,6 @@ __all__ = [
     "is_cacheable",
     "load_replay_file",
     "provider_from_spec",
+    "true_reduction",
+    "unit_states",
 ]

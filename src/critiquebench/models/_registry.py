@@ -14,7 +14,8 @@ from critiquebench.models._provider import ModelProvider
 MODEL_SPEC_HELP = (
     "local | local:PATH.gguf | replay:PATH.jsonl | gemini | gemini:MODEL[@BASE_URL] "
     "(key in GEMINI_API_KEY) | openai:MODEL@BASE_URL (e.g. openai:qwen2.5-coder:7b@"
-    "http://localhost:11434; key, if any, in OPENAI_API_KEY)"
+    "http://localhost:11434; key, if any, in OPENAI_API_KEY) | sim[:fix=0.6,het=0.5,...] "
+    "(a simulated model with a planted effect, for selftests)"
 )
 
 
@@ -27,7 +28,8 @@ def provider_from_spec(spec: str) -> ModelProvider:
 
     ``local`` is the embedded SmolLM2-135M; ``local:PATH`` any GGUF file;
     ``replay:PATH`` answers saved in a JSONL file; ``gemini`` the default Gemini model,
-    ``gemini:MODEL`` another one; ``openai:MODEL@BASE_URL`` an OpenAI-compatible server.
+    ``gemini:MODEL`` another one; ``openai:MODEL@BASE_URL`` an OpenAI-compatible server;
+    ``sim:key=value,...`` the simulated model of ``critiquebench selftest``.
     """
     kind, _, argument = spec.partition(":")
     if kind == "gemini":
@@ -57,6 +59,10 @@ def provider_from_spec(spec: str) -> ModelProvider:
         if not path.exists():
             raise FileNotFoundError(f"replay file not found: {path}")
         return ReplayProvider(path)
+    if kind == "sim":
+        from critiquebench.models._sim import SimParams, SimProvider
+
+        return SimProvider(SimParams.parse(argument))
     raise UnknownModelError(f"unknown model {spec!r}; expected {MODEL_SPEC_HELP}")
 
 

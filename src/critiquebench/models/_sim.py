@@ -1,0 +1,264 @@
+"""A simulated model with a known, planted effect: ``--model sim:fix=0.6,het=0.5``.
+
+It answers with real code that the real judge scores: a case's
+``reference_solution`` when the simulated answer is correct, a deterministic
+mutation of it when buggy (every return value perturbed: ``n + 1``, ``not b``,
+``s + "?"``, a list with an extra ``None``...), and when broken, that mutation
+with a syntax error (one more defect than buggy, as every check goes ``not_run``).
+
+The generative model, per case ``c`` and rep ``r``, with ``u_c ~ N(0, het^2)``
+(case difficulty, shared by the case's reps) and ``e_cr ~ N(0, noise^2)``:
+
+- the first draft is buggy with probability ``b = sigmoid(logit(draft) + u_c + e_cr)``;
+- each fix round turns a buggy answer correct with ``p = sigmoid(logit(fix) - u_c - e_cr)``;
+  a round that does not fix breaks the answer further with probability ``regress``;
+  a round on a correct answer (critic arms) breaks it with ``regress``.
+
+Hard cases are both buggier and harder to fix, as in real suites. The test-fed
+loop (arm B) stops at the first correct answer and keeps the best attempt, so
+``regress`` changes the latest-attempt curve but not the kept answer, and with
+``R`` fix rounds the kept answer is still buggy with probability ``b (1 - p)^R``.
+The planted population reduction of arm B vs arm A is therefore
+
+    1 - E[b (1 - p)^R] / E[b],   over s = u + e ~ N(0, het^2 + noise^2),
+
+(defect counts per buggy answer are the same in both arms and cancel), computed
+exactly by :func:`true_reduction`. Every draw is a hash of (seed, case, rep,
+round), so answers are deterministic, cacheable, equal across arms for the same
+(case, rep) and different across reps. The critic role always answers NO_DEFECTS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from functools import cached_property
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from critiquebench.models._provider import (
+    CallContext,
+    Completion,
+    GenerationParams,
+    Message,
+    ModelError,
+)
+
+State = Literal["correct", "buggy", "broken"]
+
+SIM_SPEC_HELP = (
+    "sim[:draft=0.7,fix=0.6,het=0.5,noise=0.1,regress=0.05,tokens=200,latency=0,seed=0,suite=basic]"
+)
+
+_WRONG = """
+
+def _sim_wrong(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int | float):
+        return value + 1
+    if isinstance(value, str):
+        return value + "?"
+    if isinstance(value, list):
+        return [*value, None]
+    if isinstance(value, tuple):
+        return (*value, None)
+    if isinstance(value, dict):
+        return {**value, "?": None}
+    if isinstance(value, set | frozenset):
+        return set(value) | {"?"}
+    return 0 if value is None else None
+
+
+_sim_reference = {entry}
+
+
+def {entry}(*args, **kwargs):
+    return _sim_wrong(_sim_reference(*args, **kwargs))
+"""
+
+
+class SimSpecError(ValueError):
+    """A malformed ``sim:`` model spec; the message names the setting and the fix."""
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """The planted parameters of the simulated model (see the module docstring)."""
+
+    draft: float = 0.7
+    """Probability that the first draft of a median case is buggy."""
+    fix: float = 0.6
+    """Probability that one fix round fixes a buggy answer of a median case."""
+    het: float = 0.5
+    """Case heterogeneity: SD of the case effect on the logit scale."""
+    noise: float = 0.1
+    """Rep-to-rep noise: SD of the (case, rep) effect on the logit scale."""
+    regress: float = 0.05
+    """Probability that a fix round breaks the answer (more defects) instead."""
+    tokens: int = 200
+    """Output tokens reported per call."""
+    latency: float = 0.0
+    """Seconds each call takes (it really sleeps), for concurrency and latency tests."""
+    seed: int = 0
+    """Seed of every draw; one experiment of the selftest is one seed."""
+    suite: str = "basic"
+    """The suite whose reference solutions the answers are built from."""
+
+    @classmethod
+    def parse(cls, argument: str) -> SimParams:
+        """Parse ``key=value,key=value`` (the part of the spec after ``sim:``)."""
+        known = {field.name: field.type for field in fields(cls)}
+        values: dict[str, Any] = {}
+        for item in filter(None, (part.strip() for part in argument.split(","))):
+            key, sep, text = item.partition("=")
+            key = key.strip()
+            if not sep or key not in known:
+                raise SimSpecError(
+                    f"sim model setting {item!r}: expected key=value with key one of "
+                    f"{', '.join(known)}; e.g. {SIM_SPEC_HELP}"
+                )
+            kind = {"int": int, "float": float, "str": str}[str(known[key])]
+            try:
+                values[key] = kind(text.strip())
+            except ValueError:
+                message = f"sim model setting {key}={text!r}: not a {kind.__name__}"
+                raise SimSpecError(message) from None
+        params = cls(**values)
+        params.validate()
+        return params
+
+    def validate(self) -> None:
+        """Raise :class:`SimSpecError` naming the first out-of-range setting."""
+        for name in ("draft", "fix", "regress"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise SimSpecError(f"sim model setting {name} must be in [0, 1]")
+        for name in ("het", "noise", "latency"):
+            if getattr(self, name) < 0:
+                raise SimSpecError(f"sim model setting {name} must be >= 0")
+        if self.tokens < 0:
+            raise SimSpecError("sim model setting tokens must be >= 0")
+
+    @property
+    def spec(self) -> str:
+        """The canonical model spec of these parameters (every setting, fixed order)."""
+        return "sim:" + ",".join(f"{key}={value}" for key, value in asdict(self).items())
+
+
+def shift_probability(probability: float, effect: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sigmoid(logit(p) + effect)``, elementwise; 0 and 1 stay put whatever the effect."""
+    if probability <= 0.0 or probability >= 1.0:
+        return np.full_like(effect, probability)
+    logit = math.log(probability / (1.0 - probability))
+    return np.asarray(1.0 / (1.0 + np.exp(-(logit + effect))), dtype=np.float64)
+
+
+def _uniform(*parts: object) -> float:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2.0**64
+
+
+def case_rep_effect(params: SimParams, case_id: str, rep: int) -> float:
+    """The logit-scale effect ``u_c + e_cr`` of one (case, rep)."""
+    normal = NormalDist()
+    case = params.het * normal.inv_cdf(_uniform(params.seed, case_id, "case"))
+    return case + params.noise * normal.inv_cdf(_uniform(params.seed, case_id, rep, "rep"))
+
+
+def unit_states(params: SimParams, case_id: str, rep: int, attempts: int) -> list[State]:
+    """The ground-truth state of attempts ``0 .. attempts - 1`` of one (case, rep)."""
+    effect = case_rep_effect(params, case_id, rep)
+    buggy_p = float(shift_probability(params.draft, np.array([effect]))[0])
+    fix_p = float(shift_probability(params.fix, np.array([-effect]))[0])
+    draw = _uniform(params.seed, case_id, rep, 0, "draft")
+    states: list[State] = ["buggy" if draw < buggy_p else "correct"]
+    for round_ in range(1, attempts):
+        fixed = _uniform(params.seed, case_id, rep, round_, "fix") < fix_p
+        breaks = _uniform(params.seed, case_id, rep, round_, "regress") < params.regress
+        if states[-1] == "correct":
+            states.append("buggy" if breaks else "correct")
+        else:
+            states.append("correct" if fixed else "broken" if breaks else "buggy")
+    return states
+
+
+def true_reduction(params: SimParams, retry_limit: int) -> float:
+    """The planted population reduction of the test-fed arm vs arm A (module docstring).
+
+    Exact up to quadrature error (120-point Gauss-Hermite, < 1e-9 here).
+    """
+    nodes, weights = np.polynomial.hermite_e.hermegauss(120)
+    weights = weights / weights.sum()
+    effect = nodes * math.hypot(params.het, params.noise)
+    buggy = shift_probability(params.draft, effect)
+    stays = (1.0 - shift_probability(params.fix, -effect)) ** retry_limit
+    baseline = float((weights * buggy).sum())
+    if baseline == 0.0:
+        raise ValueError("draft=0: arm A has no defects, so a reduction is undefined")
+    return 1.0 - float((weights * buggy * stays).sum()) / baseline
+
+
+def sim_code(reference: str, entry_point: str, state: State, attempt: int) -> str:
+    """The code of an answer in ``state``; the attempt tag keeps answers of a unit distinct."""
+    tag = f"\n# simulated answer, attempt {attempt}\n"
+    if state == "correct":
+        return reference.rstrip("\n") + "\n" + tag
+    code = reference.rstrip("\n") + "\n" + _WRONG.replace("{entry}", entry_point) + tag
+    if state == "broken":
+        code += f"def {entry_point}(:\n"
+    return code
+
+
+class SimProvider:
+    """Answers with reference solutions or their mutations, as :func:`unit_states` says."""
+
+    def __init__(self, params: SimParams) -> None:
+        params.validate()
+        self.params = params
+
+    @property
+    def model_name(self) -> str:
+        return self.params.spec
+
+    @cached_property
+    def _cases(self) -> dict[str, tuple[str, str]]:
+        from critiquebench.suites import load_suite
+
+        return {c.id: (c.reference_solution, c.entry_point) for c in load_suite(self.params.suite)}
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        schema: dict[str, Any] | None = None,
+        context: CallContext | None = None,
+    ) -> Completion:
+        if context is None or not context.case_id:
+            raise ModelError("the sim provider needs the case id of each call")
+        if self.params.latency:
+            time.sleep(self.params.latency)
+        if context.role == "critic":
+            text = "NO_DEFECTS"
+        else:
+            found = self._cases.get(context.case_id)
+            if found is None or not found[0].strip():
+                raise ModelError(
+                    f"sim: case {context.case_id!r} has no reference_solution in suite "
+                    f"{self.params.suite!r} (set sim:suite=... to the suite being run)"
+                )
+            reference, entry = found
+            state = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
+            text = "```python\n" + sim_code(reference, entry, state, context.attempt) + "```"
+        return Completion(
+            text=text,
+            tokens_in=sum(len(message.content.split()) for message in messages),
+            tokens_out=self.params.tokens,
+            latency_s=self.params.latency,
+            model=self.model_name,
+        )

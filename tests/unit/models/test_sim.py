@@ -1,0 +1,104 @@
+"""The simulated model: spec parsing, determinism, real code, and its planted truth."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from critiquebench.judges import PythonJudge
+from critiquebench.models import (
+    CallContext,
+    GenerationParams,
+    Message,
+    ModelError,
+    SimParams,
+    SimProvider,
+    SimSpecError,
+    provider_from_spec,
+    true_reduction,
+    unit_states,
+)
+from critiquebench.models._sim import sim_code
+from critiquebench.suites import load_suite
+
+_ASK = [Message("user", "write it")]
+
+
+def _answer(
+    provider: SimProvider, case_id: str, rep: int, attempt: int, role: str = "actor"
+) -> str:
+    context = CallContext(case_id=case_id, rep=rep, attempt=attempt, role=role)  # type: ignore[arg-type]
+    return provider.complete(_ASK, GenerationParams(), context=context).text
+
+
+def test_spec_parses_every_setting_and_names_the_model_canonically() -> None:
+    provider = provider_from_spec("sim:fix=0.6,het=0.5,noise=0.1,regress=0.05,tokens=200,seed=3")
+    assert isinstance(provider, SimProvider)
+    assert provider.params == SimParams(fix=0.6, het=0.5, noise=0.1, regress=0.05, seed=3)
+    assert provider.model_name.startswith("sim:draft=0.7,fix=0.6,het=0.5,noise=0.1,")
+    assert SimParams.parse(provider.params.spec.removeprefix("sim:")) == provider.params
+    assert isinstance(provider_from_spec("sim"), SimProvider)
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [("fix=2", "fix must be in"), ("bogus=1", "key one of"), ("fix=high", "not a float"),
+     ("het", "key=value"), ("tokens=-1", "tokens must be")],
+)  # fmt: skip
+def test_bad_specs_say_which_setting(argument: str, message: str) -> None:
+    with pytest.raises(SimSpecError, match=message):
+        SimParams.parse(argument)
+
+
+def test_answers_are_deterministic_equal_across_arms_and_differ_across_reps() -> None:
+    provider = SimProvider(SimParams(draft=0.5, het=0.0, noise=0.0, seed=1))
+    case = "basic/001_add_two"
+    assert _answer(provider, case, 0, 0) == _answer(SimProvider(provider.params), case, 0, 0)
+    drafts = {_answer(provider, case, rep, 0) for rep in range(30)}
+    assert len(drafts) == 2  # correct and buggy both occur across reps
+    assert _answer(provider, case, 0, 1) != _answer(provider, case, 0, 2)  # tagged per attempt
+    assert _answer(provider, case, 0, 0, role="critic") == "NO_DEFECTS"
+
+
+def test_the_real_judge_scores_correct_buggy_and_broken_answers() -> None:
+    judge = PythonJudge()
+    for case in load_suite("basic", limit=6):
+        scores = [
+            judge(case, sim_code(case.reference_solution, case.entry_point, state, 1)).defects()
+            for state in ("correct", "buggy", "broken")
+        ]
+        assert scores[0] == 0, case.id
+        assert 0 < scores[1] < scores[2], (case.id, scores)
+
+
+def test_unknown_case_or_missing_context_is_a_model_error() -> None:
+    provider = SimProvider(SimParams())
+    with pytest.raises(ModelError, match="no reference_solution"):
+        _answer(provider, "nope/1", 0, 0)
+    with pytest.raises(ModelError, match="case id"):
+        provider.complete(_ASK, GenerationParams())
+
+
+def test_states_follow_the_planted_probabilities() -> None:
+    # No heterogeneity: draft buggy with 0.7, fixed per round with 0.6, never regressing.
+    params = SimParams(draft=0.7, fix=0.6, het=0.0, noise=0.0, regress=0.0, seed=5)
+    chains = [unit_states(params, f"c{i}", rep, 3) for i in range(400) for rep in range(5)]
+    first_buggy = np.mean([chain[0] == "buggy" for chain in chains])
+    still_buggy = np.mean([chain[2] == "buggy" for chain in chains])
+    assert first_buggy == pytest.approx(0.7, abs=0.03)
+    assert still_buggy == pytest.approx(0.7 * 0.4**2, abs=0.03)
+    assert true_reduction(params, 2) == pytest.approx(1 - 0.4**2)
+
+
+def test_true_reduction_matches_a_monte_carlo_of_the_generative_model() -> None:
+    params = SimParams(draft=0.6, fix=0.5, het=1.2, noise=0.4)
+    rng = np.random.default_rng(0)
+    effect = rng.normal(0, 1.2, 400_000) + rng.normal(0, 0.4, 400_000)
+    buggy = 1 / (1 + np.exp(-(np.log(0.6 / 0.4) + effect)))
+    fix = 1 / (1 + np.exp(-(0.0 - effect)))
+    monte_carlo = 1 - np.mean(buggy * (1 - fix) ** 3) / np.mean(buggy)
+    assert true_reduction(params, 3) == pytest.approx(monte_carlo, abs=0.003)
+    # Heterogeneity matters: hard cases are buggier and harder to fix.
+    assert true_reduction(params, 3) < true_reduction(dataclasses.replace(params, het=0.0), 3)
