@@ -540,17 +540,6 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_exact(fd: int, size: int) -> bytes:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
 def _judge_one(request: dict[str, Any]) -> None:
     """Fork a supervisor for one attempt and relay its report to the parent."""
     report_read, report_write = os.pipe()
@@ -564,8 +553,8 @@ def _judge_one(request: dict[str, Any]) -> None:
     frames: list[bytes] = []
     try:
         for _ in range(2):
-            size = struct.unpack(">Q", _read_with_deadline(report_read, 8, deadline))[0]
-            frames.append(_read_with_deadline(report_read, size, deadline))
+            size = struct.unpack(">Q", _read_exact(report_read, 8, deadline))[0]
+            frames.append(_read_exact(report_read, size, deadline))
     except (EOFError, TimeoutError):
         with contextlib.suppress(OSError):
             os.kill(supervisor, signal.SIGKILL)
@@ -579,12 +568,14 @@ def _judge_one(request: dict[str, Any]) -> None:
     sys.stdout.buffer.flush()
 
 
-def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
+def _read_exact(fd: int, size: int, deadline: float | None = None) -> bytes:
+    """Exactly ``size`` bytes; EOFError at end of stream, TimeoutError past ``deadline``."""
     chunks, left = [], size
     while left:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            raise TimeoutError
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError
         chunk = os.read(fd, min(left, 1 << 20))
         if not chunk:
             raise EOFError
