@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from critiquebench.analysis import (
     PriceFileError,
@@ -26,7 +27,7 @@ from critiquebench.analysis import (
 )
 from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
-from critiquebench.pipeline import RunConfig, RunIncomplete, preflight
+from critiquebench.pipeline import RunConfig, RunIncomplete, check_baseline, preflight
 from critiquebench.prefect_env import configure_prefect_environment
 from critiquebench.suites import SuiteFormatError
 
@@ -43,9 +44,6 @@ OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Folder that 
 PricesOption = Annotated[
     Path, typer.Option(help="Price table (USD per million tokens, per model).")
 ]
-TargetOption = Annotated[
-    float, typer.Option(help="Acceptance criterion: the defect reduction an arm must reach.")
-]
 
 
 _REPORT_FILES = ("report.json", "report.html", "lessons.md")
@@ -58,8 +56,32 @@ _RUNNERS: dict[str, Literal["threads", "dask", "ray"]] = {
 
 
 def _fail(message: str) -> typer.Exit:
-    errors.print(f"[bold red]error:[/] {message}", highlight=False)
+    # One line whatever the width (soft_wrap), and the message printed literally:
+    # "gemini:MODEL[@BASE_URL]" is not Rich markup, nor is "openai:m:..." an emoji code.
+    errors.print(
+        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False
+    )
     return typer.Exit(code=2)
+
+
+def _check_target(value: float) -> float:
+    """The acceptance target is a fraction of defects removed: 0.8 means 80%."""
+    if not 0.0 < value <= 1.0:
+        raise _fail(
+            f"--target {value:g}: the target is a fraction in (0, 1], e.g. 0.8 for an "
+            "80% defect reduction"
+        )
+    return value
+
+
+TargetOption = Annotated[
+    float,
+    typer.Option(
+        help="Acceptance criterion: the defect reduction an arm must reach, a fraction "
+        "in (0, 1] (0.8 = 80%).",
+        callback=_check_target,
+    ),
+]
 
 
 def _describe(error: ValidationError) -> str:
@@ -183,7 +205,9 @@ def run(
         settings["run_id"] = run_id
     try:
         config = RunConfig.model_validate(settings)
-        preflight(config)  # a bad suite, replay file or resume is refused before Prefect starts
+        check_baseline(config)
+        # A bad model spec, suite, replay file or resume is refused before Prefect starts.
+        preflight(config)
     except ValidationError as exc:
         raise _fail(_describe(exc)) from None
     except (SuiteFormatError, FileNotFoundError, ValueError) as exc:

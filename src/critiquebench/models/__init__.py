@@ -15,7 +15,9 @@ from critiquebench.models._provider import (
 )
 from critiquebench.models._registry import (
     MODEL_SPEC_HELP,
+    ModelSpecError,
     UnknownModelError,
+    check_model_spec,
     default_rate_limits,
     is_cacheable,
     provider_from_spec,
@@ -50,6 +52,7 @@ __all__ = [
     "Message",
     "ModelError",
     "ModelProvider",
+    "ModelSpecError",
     "OpenAICompatibleProvider",
     "QuotaExhaustedError",
     "RateLimiter",
@@ -64,6 +67,7 @@ __all__ = [
     "SimSpecError",
     "UnknownModelError",
     "cache_key",
+    "check_model_spec",
     "default_model_path",
     "default_rate_limits",
     "is_cacheable",

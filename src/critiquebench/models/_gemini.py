@@ -35,11 +35,24 @@ _KEY_VARIABLES = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 SECRET_BLOCK_VARIABLE = "CRITIQUEBENCH_GEMINI_SECRET_BLOCK"
 
 
+def _environment_key() -> str:
+    return next((v for n in _KEY_VARIABLES if (v := os.environ.get(n, "").strip())), "")
+
+
+def gemini_credentials_configured() -> bool:
+    """Whether a key is set in the environment or a Secret block is named.
+
+    A cheap check made before a run starts: it reads no block (that needs a Prefect
+    server), so a named block that does not exist is still found only by the provider.
+    """
+    return bool(_environment_key() or os.environ.get(SECRET_BLOCK_VARIABLE, "").strip())
+
+
 def gemini_api_key() -> str:
     """The API key: GOOGLE_API_KEY or GEMINI_API_KEY, else the Prefect Secret block
     named by CRITIQUEBENCH_GEMINI_SECRET_BLOCK (for workers that hold no plain key).
     """
-    key = next((v for n in _KEY_VARIABLES if (v := os.environ.get(n, "").strip())), "")
+    key = _environment_key()
     if key:
         return key
     block = os.environ.get(SECRET_BLOCK_VARIABLE, "").strip()

@@ -81,19 +81,24 @@ def load_replay_file(path: Path) -> ReplayFile:
     """Read and validate a replay file; a (case, rep) given twice is an error."""
     answers: dict[tuple[str, int | None], list[str]] = {}
     lines: dict[tuple[str, int | None], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            case_id, rep, texts = _parse_line(path, number, line)
-            key = (case_id, rep)
-            if key in lines:
-                which = "every rep" if rep is None else f"rep {rep}"
-                raise ReplayFormatError(
-                    f"{path}:{number}: case {case_id!r} ({which}) was already given "
-                    f"at line {lines[key]}"
-                )
-            answers[key], lines[key] = texts, number
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        raise ReplayFormatError(message) from None
+    # Split on newlines only, as reading line by line did: a raw U+2028 may sit in a string.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        case_id, rep, texts = _parse_line(path, number, line)
+        key = (case_id, rep)
+        if key in lines:
+            which = "every rep" if rep is None else f"rep {rep}"
+            raise ReplayFormatError(
+                f"{path}:{number}: case {case_id!r} ({which}) was already given "
+                f"at line {lines[key]}"
+            )
+        answers[key], lines[key] = texts, number
     return ReplayFile(path, answers)
 
 

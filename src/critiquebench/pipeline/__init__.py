@@ -3,7 +3,10 @@
 from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig, new_run_id
 from critiquebench.pipeline._preflight import (
     ConfigMismatchError,
+    MissingBaselineError,
     ReplayCoverageError,
+    check_baseline,
+    check_model,
     check_replay_covers,
     check_same_experiment,
     preflight,
@@ -29,6 +32,7 @@ __all__ = [
     "TABLES",
     "Column",
     "ConfigMismatchError",
+    "MissingBaselineError",
     "ReplayCoverageError",
     "ResultStore",
     "RunConfig",
@@ -40,6 +44,8 @@ __all__ = [
     "UnitRows",
     "UnitWritten",
     "arrow_schema",
+    "check_baseline",
+    "check_model",
     "check_replay_covers",
     "check_same_experiment",
     "dependencies_for",

@@ -1,4 +1,5 @@
-"""Checks made before any unit runs: same experiment on resume, replay covers the suite."""
+"""Checks made before any unit runs: a usable model spec, same experiment on resume,
+replay covers the suite."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from critiquebench.models import load_replay_file
+from critiquebench.models import (
+    ModelSpecError,
+    ReplayFormatError,
+    check_model_spec,
+    load_replay_file,
+)
 from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.suites import Case, load_suite
@@ -85,7 +91,11 @@ def check_replay_covers(config: RunConfig, cases: list[Case]) -> None:
     path = _replay_path(config.model)
     if path is None or not path.exists():
         return  # no replay, or a missing file the provider reports by name
-    missing = load_replay_file(path).missing([case.id for case in cases], config.reps)
+    try:
+        replay = load_replay_file(path)
+    except ReplayFormatError as exc:
+        raise ReplayFormatError(f"--model {config.model}: {exc}") from None
+    missing = replay.missing([case.id for case in cases], config.reps)
     if missing:
         shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if missing[10:] else "")
         raise ReplayCoverageError(
@@ -94,8 +104,36 @@ def check_replay_covers(config: RunConfig, cases: list[Case]) -> None:
         )
 
 
+class MissingBaselineError(ValueError):
+    """A run without arm A, the baseline every reduction is measured against."""
+
+
+def check_model(config: RunConfig) -> None:
+    """Refuse a model spec that could not build a provider (see ``check_model_spec``)."""
+    try:
+        check_model_spec(config.model)
+    except ModelSpecError as exc:
+        raise ModelSpecError(f"--model {config.model}: {exc}") from None
+
+
+def check_baseline(config: RunConfig) -> None:
+    """Refuse a run without arm A: its report could state no reduction and no verdict.
+
+    Not part of ``preflight``: the library may still run arms alone (e.g. to add
+    them to a run whose baseline exists elsewhere); the ``run`` command may not.
+    """
+    if "A" not in config.arms:
+        arms = ",".join(config.arms)
+        raise MissingBaselineError(
+            f"--arms {arms}: arm A is missing; it is the baseline every defect reduction "
+            f"is measured against, so add it (e.g. --arms A,{arms})"
+        )
+
+
 def preflight(config: RunConfig) -> list[Case]:
-    """Load the suite and run every check that must pass before any work; return the cases."""
+    """Check the model spec, load the suite and run every check that must pass before
+    any work; return the cases."""
+    check_model(config)
     cases = load_suite(config.suite, config.limit)
     check_replay_covers(config, cases)
     check_same_experiment(config, ResultStore(config.output))
