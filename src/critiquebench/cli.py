@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import duckdb
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from critiquebench.analysis import (
     PriceFileError,
@@ -55,12 +56,17 @@ _RUNNERS: dict[str, Literal["threads", "dask", "ray"]] = {
 }
 
 
+def _error(label: str, message: str) -> None:
+    """Print ``label: message`` to stderr, the message literally.
+
+    Messages quote user data (``feedback_tests[0]``, SQL, paths): as rich markup
+    their brackets would vanish, ``:x:`` would become an emoji and ``[/]`` would crash.
+    """
+    errors.print(Text.assemble((f"{label}:", "bold red"), " ", message), soft_wrap=True)
+
+
 def _fail(message: str) -> typer.Exit:
-    # One line whatever the width (soft_wrap), and the message printed literally:
-    # "gemini:MODEL[@BASE_URL]" is not Rich markup, nor is "openai:m:..." an emoji code.
-    errors.print(
-        f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True, emoji=False
-    )
+    _error("error", message)
     return typer.Exit(code=2)
 
 
@@ -93,7 +99,7 @@ def _describe(error: ValidationError) -> str:
 
 def _load_prices(path: Path) -> PriceTable | None:
     if not path.exists():
-        errors.print(f"no price table at {path}: costs are shown as 0")
+        errors.print(Text(f"no price table at {path}: costs are shown as 0"))
     try:
         return load_prices(path)
     except PriceFileError as exc:
@@ -242,10 +248,10 @@ def run(
     # usual buffer flush; a report that never reaches a redirected file is useless.
     sys.stdout.flush()
     if isinstance(problem, RunIncomplete):
-        errors.print(f"[bold red]incomplete:[/] {problem}", highlight=False, soft_wrap=True)
+        _error("incomplete", str(problem))
         raise typer.Exit(code=3)
     if problem is not None:
-        errors.print(f"[bold red]the run did not finish cleanly:[/] {problem}", highlight=False)
+        _error("the run did not finish cleanly", str(problem))
         raise typer.Exit(code=1)
 
 
@@ -353,6 +359,15 @@ def validate_suite(
         raise typer.Exit(code=1)
 
 
+def _sql_error(error: Exception) -> str:
+    """DuckDB's message on one line, saying why a refused statement was refused."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    refused = isinstance(error, duckdb.PermissionException) or "read-only mode" in first
+    if refused:
+        first += " (`critiquebench sql` is read-only: it reads only the run's tables)"
+    return first
+
+
 @app.command()
 def sql(
     query: Annotated[
@@ -362,9 +377,7 @@ def sql(
     output: OutputOption = Path("data/runs"),
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
 ) -> None:
-    """Run a SQL query over every run's tables, or show how to open an interactive session."""
-    import duckdb
-
+    """Run a read-only SQL query over every run's tables, or show how to open a session."""
     # Imported here, not at the top, until critiquebench.analysis re-exports these.
     from critiquebench.analysis._sql import interactive_help, query_table
 
@@ -375,9 +388,9 @@ def sql(
     try:
         table, note = query_table(output, query, max_rows=max_rows)
     except duckdb.Error as exc:
-        raise _fail(f"query failed: {exc}") from None
+        raise _fail(f"query failed: {_sql_error(exc)}") from None
     console.print(table)
-    console.print(note)
+    console.print(note, markup=False, emoji=False, highlight=False)
 
 
 @app.command()

@@ -60,7 +60,7 @@ from critiquebench.analysis._terminal import (
     summary_table,
     verdict_lines,
 )
-from critiquebench.analysis._views import connect
+from critiquebench.analysis._views import connect, read_only_connection
 
 __all__ = [
     "MIN_CASES",
@@ -109,6 +109,7 @@ __all__ = [
     "paired_bootstrap_reduction",
     "pass_rate_vs_tokens",
     "query_table",
+    "read_only_connection",
     "read_report",
     "render_html_report",
     "report_figures",

@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import duckdb
 from rich.table import Table
+from rich.text import Text
 
-from critiquebench.analysis._views import connect
+from critiquebench.analysis._views import read_only_connection
 from critiquebench.pipeline import TABLES
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
@@ -25,16 +27,26 @@ def _cell(value: Any) -> str:
 
 
 def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table, str]:
-    """Run ``query`` over the views ``runs``, ``cases``, ``attempts``, ``calls`` of ``output``.
+    """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` of ``output``.
 
-    Returns the first ``max_rows`` rows as a rich table, and a line saying how many
-    rows there were or that some were left out. A bad query raises ``duckdb.Error``
-    with DuckDB's message.
+    Returns the first ``max_rows`` rows as a rich table whose cells and headers are
+    literal text (a value like ``x[0]`` is not rich markup), and a line saying how
+    many rows there were or that some were left out. The query runs on a read-only
+    copy with no file or network access (see :func:`read_only_connection`); a bad
+    or refused query raises ``duckdb.Error`` with DuckDB's message.
     """
-    cursor = connect(output).execute(query)
-    columns = [column[0] for column in cursor.description or []]
-    # One row past the limit tells whether there are more, without fetching them all.
-    rows = cursor.fetchmany(max_rows + 1)
+    with read_only_connection(output) as connection:
+        statements = connection.extract_statements(query)
+        if len(statements) != 1:
+            # A second statement could shadow a table with a TEMP view of the same
+            # name and then show made-up rows as if they were the run's.
+            raise duckdb.InvalidInputException(
+                f"give exactly one SQL statement, not {len(statements)}"
+            )
+        cursor = connection.execute(query)
+        columns = [column[0] for column in cursor.description or []]
+        # One row past the limit tells whether there are more, without fetching them all.
+        rows = cursor.fetchmany(max_rows + 1)
     shown = rows[:max_rows]
     table = Table()
     for index, name in enumerate(columns):
@@ -42,9 +54,9 @@ def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table
         numeric = bool(values) and all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in values
         )
-        table.add_column(name, justify="right" if numeric else "left", overflow="fold")
+        table.add_column(Text(name), justify="right" if numeric else "left", overflow="fold")
     for row in shown:
-        table.add_row(*(_cell(value) for value in row))
+        table.add_row(*(Text(_cell(value)) for value in row))
     if len(rows) > max_rows:
         return table, f"first {max_rows} rows shown; raise --max-rows to see more"
     return table, f"{len(rows)} row(s)"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 import pyarrow as pa
@@ -14,23 +18,65 @@ def _sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def connect(output: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with views ``runs``, ``cases``, ``attempts``, ``calls``.
+def _define(
+    connection: duckdb.DuckDBPyConnection,
+    output: Path,
+    kind: Literal["VIEW", "TABLE"],
+) -> None:
+    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables).
 
-    A table with no files yet is an empty view with the right columns, so queries
-    never fail just because nothing has been written.
+    A table with no files yet gets the right columns and no rows, so queries never
+    fail just because nothing has been written.
     """
-    connection = duckdb.connect()
     for table in TABLES:
         files = sorted(output.glob(f"*/{table}/*.parquet"))
         if files:
             listing = ", ".join(_sql_literal(str(path)) for path in files)
-            connection.execute(
-                f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listing}], "
-                "union_by_name = true)"
-            )
+            source = f"read_parquet([{listing}], union_by_name = true)"
         else:
             empty = pa.Table.from_pylist([], schema=arrow_schema(table))
             connection.register(f"_{table}_empty", empty)
-            connection.execute(f"CREATE VIEW {table} AS SELECT * FROM _{table}_empty")
+            source = f"_{table}_empty"
+        connection.execute(f"CREATE {kind} {table} AS SELECT * FROM {source}")
+        if not files and kind == "TABLE":
+            # The copy holds the columns; the registered Arrow table is no longer needed.
+            connection.unregister(f"_{table}_empty")
+
+
+def connect(output: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with views ``runs``, ``cases``, ``attempts``, ``calls``.
+
+    The connection is unrestricted (the report and the interactive session use it);
+    for queries typed by a user, use :func:`read_only_connection`.
+    """
+    connection = duckdb.connect()
+    _define(connection, output, "VIEW")
     return connection
+
+
+@contextmanager
+def read_only_connection(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB holding a copy of the tables of ``output`` that a query cannot escape.
+
+    The tables are copied into a private database file that is then reopened
+    read-only, so ``DROP``/``CREATE``/``INSERT`` fail. External access is then
+    switched off and the configuration locked, so ``COPY ... TO``, ``ATTACH``,
+    ``read_csv``, ``INSTALL``/``LOAD`` and URLs fail too. The data is copied rather
+    than left as views because DuckDB checks file access when a view is read, and
+    allowing the run's Parquet files (``allowed_paths``) would also let a query
+    overwrite them.
+    """
+    with tempfile.TemporaryDirectory(prefix="critiquebench-sql-") as folder:
+        path = Path(folder) / "results.duckdb"
+        writer = duckdb.connect(str(path))
+        try:
+            _define(writer, output, "TABLE")
+        finally:
+            writer.close()
+        connection = duckdb.connect(str(path), read_only=True)
+        try:
+            connection.execute("SET enable_external_access = false")
+            connection.execute("SET lock_configuration = true")
+            yield connection
+        finally:
+            connection.close()
