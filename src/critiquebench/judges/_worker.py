@@ -4,9 +4,11 @@ It is started once (inside bubblewrap where available) and then judges one attem
 per request, so the interpreter and the common stdlib modules load once, not per
 attempt. For each attempt it forks a *supervisor*, which (where the kernel allows)
 enters fresh user, mount and PID namespaces and forks the *attempt* process as PID 1
-of that namespace, with its own tmpfs ``/tmp`` and ``/dev/shm``, its own ``/proc``,
-no capabilities and resource limits. When the attempt process ends, the kernel kills
-everything else in its PID namespace, so nothing the candidate starts outlives it.
+of that namespace, with its own tmpfs ``/tmp`` and ``/dev/shm``, a ``/proc`` of its
+own where the kernel allows one (inside bubblewrap it does not: the attempt then sees
+the sandbox's processes, never the host's), no capabilities and resource limits.
+When the attempt process ends, the kernel kills everything else in its PID
+namespace, so nothing the candidate starts outlives it.
 
 Trust boundary: the supervisor never runs candidate code; the attempt process does.
 The attempt process only ever learns the *calls* of a check (the arguments), never
@@ -321,7 +323,11 @@ def _enter_namespaces(libc: Any) -> bool:
 
 
 def _private_mounts(libc: Any, request: dict[str, Any]) -> list[str]:
-    """Fresh, size-capped /tmp and /dev/shm and a /proc of this attempt only."""
+    """Fresh, size-capped /tmp and /dev/shm, and a /proc of this attempt where allowed.
+
+    The kernel refuses a new /proc where the current one has parts mounted over
+    (bubblewrap's read-only /proc/sys): the attempt then keeps the sandbox's /proc.
+    """
     done: list[str] = []
     if libc.unshare(_CLONE_NEWNS) != 0:
         return done
@@ -370,6 +376,8 @@ def _attempt_process(request: dict[str, Any], results_fd: int, namespaced: bool)
         # then reach only the attempt, never the worker or the supervisor.
         os.setsid()
         libc = _libc()
+        # Dumpable again, for itself only: its own /proc/self entries stay readable to it.
+        libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
         if namespaced:
             _private_mounts(libc, request)
             _drop_capabilities(libc)
@@ -444,11 +452,12 @@ def _supervise(request: dict[str, Any], report_fd: int) -> None:
     try:
         libc = _libc()
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        # Writing our own uid_map needs a dumpable process. The attempt cannot reach us
-        # meanwhile: it lives in a PID namespace of its own, where we have no PID.
+        # Writing our own uid_map needs a dumpable process; we are non-dumpable again
+        # before the attempt exists, so it can never read or write our memory.
         libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
         request["outer_uid"] = os.geteuid()
         namespaced = bool(request.get("namespaces")) and _enter_namespaces(libc)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
         report["namespaces"] = namespaced
         read_end, write_end = os.pipe()
         started = time.monotonic()
@@ -457,7 +466,6 @@ def _supervise(request: dict[str, Any], report_fd: int) -> None:
             os.close(read_end)
             _attempt_process(request, write_end, namespaced)
         os.close(write_end)
-        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
         report.update(_watch(request, child, read_end, output, started))
     except BaseException as exc:  # the supervisor's own failure: an infrastructure error
         report["supervisor_error"] = f"{type(exc).__name__}: {exc}"[:_MAX_TEXT]
