@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.judges import is_full_sandbox
 
 
 def pct(value: float | None) -> str:
@@ -81,7 +82,7 @@ def meta_line(report: RunReport) -> str:
 def sandbox_warning(report: RunReport) -> str:
     """A warning when the judge ran without its full sandbox; empty otherwise."""
     sandbox = report.meta.sandbox if report.meta else ""
-    if sandbox.startswith("bubblewrap") or not sandbox:
+    if not sandbox or is_full_sandbox(sandbox):
         return ""
     return f"WARNING: the judge ran without bubblewrap. {sandbox}"
 

@@ -8,7 +8,7 @@ from critiquebench.judges._failure import (
 )
 from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks
 from critiquebench.judges._python import PythonJudge, SandboxLimits, probe_sandbox
-from critiquebench.judges._sandbox import SandboxMode, detect_mode
+from critiquebench.judges._sandbox import SandboxMode, detect_mode, is_full_sandbox
 
 __all__ = [
     "FAILURE_KINDS",
@@ -20,6 +20,7 @@ __all__ = [
     "SandboxLimits",
     "SandboxMode",
     "detect_mode",
+    "is_full_sandbox",
     "plan_check",
     "plan_checks",
     "probe_sandbox",

@@ -144,7 +144,6 @@ class _Extractor(ast.NodeTransformer):
     def __init__(self, names: set[str], calls: list[CandidateCall]) -> None:
         self.names = names
         self.calls = calls
-        self.refused = False
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         wrap = _wrapper_of(node, self.names)

@@ -12,7 +12,7 @@ from typing import Any
 from critiquebench.judges._failure import JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
-from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable, detect_mode
+from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable
 from critiquebench.suites import Case, Check
 
 
@@ -60,7 +60,7 @@ class PythonJudge:
         """The worker pool, started on first use (detecting bubblewrap once)."""
         with self._lock:
             if self._sandbox is None:
-                self._sandbox = Sandbox(detect_mode())
+                self._sandbox = Sandbox.detect()
             return self._sandbox
 
     def describe(self) -> str:
@@ -76,7 +76,7 @@ class PythonJudge:
             if _timed_out(judged) and case.reference_solution:
                 # Only a timeout needs the reference's time: a slow case (or a slow
                 # machine) gets limits scaled from it, and the attempt is judged again.
-                limits = self._limits_for(case)
+                limits = self._limits_for(case, plans)
                 if limits != self.limits:
                     judged = self._attempt(case, artifact, plans, limits)
         except Exception as exc:  # the judge's own failure, never the candidate's defect
@@ -114,7 +114,7 @@ class PythonJudge:
                 return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
         return interpret(plans, raw, nonce, limits)
 
-    def _limits_for(self, case: Case) -> SandboxLimits:
+    def _limits_for(self, case: Case, plans: list[PlannedCheck]) -> SandboxLimits:
         """Timeouts scaled from the reference solution's own time (measured once per case)."""
         key = hashlib.sha256(
             (case.reference_solution + "\0" + case.setup + "\0" + repr(case.checks)).encode()
@@ -122,7 +122,6 @@ class PythonJudge:
         with self._lock:
             known = self._reference_s.get(key)
         if known is None:
-            plans = plan_checks(case.checks, case.entry_point)
             judged = self._attempt(case, case.reference_solution, plans, self.limits)
             known = max(judged.times.values(), default=0.0)
             with self._lock:

@@ -34,6 +34,12 @@ _WORKER_SOURCE = Path(__file__).with_name("_worker.py")
 _LAUNCHER_SOURCE = Path(__file__).with_name("_launcher.py")
 _CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 _START_TIMEOUT_S = 30.0
+_FULL_PREFIX = "bubblewrap sandbox:"
+
+
+def is_full_sandbox(description: str) -> bool:
+    """True when a sandbox description (e.g. ``runs.sandbox``) says bubblewrap was in force."""
+    return description.startswith(_FULL_PREFIX)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -64,7 +70,7 @@ class SandboxMode:
         """The fences in words, for the runs table and the report."""
         if self.bubblewrap:
             text = (
-                "bubblewrap sandbox: private PID, mount, network, IPC and user namespaces; "
+                f"{_FULL_PREFIX} private PID, mount, network, IPC and user namespaces; "
                 "read-only view of the interpreter and system libraries only; private /tmp "
                 "and /dev/shm per attempt; unprivileged user; whole process tree killed "
                 "after each attempt; memory capped per process and, by a watchdog, for the "
@@ -125,12 +131,20 @@ def _fallback(reason: str) -> SandboxMode:
 
 def detect_mode() -> SandboxMode:
     """Choose bubblewrap when it is installed and can start a worker here."""
+    mode, worker = _detect()
+    if worker is not None:
+        worker.close()
+    return mode
+
+
+def _detect() -> tuple[SandboxMode, Worker | None]:
+    """The mode, and the bubblewrap worker started to prove it works (None on fallback)."""
     bwrap = shutil.which("bwrap")
     python = _python_executable()
     if os.environ.get("CRITIQUEBENCH_SANDBOX") == "fallback":
-        return _fallback("fallback forced by CRITIQUEBENCH_SANDBOX")
+        return _fallback("fallback forced by CRITIQUEBENCH_SANDBOX"), None
     if bwrap is None:
-        return _fallback("bwrap is not installed")
+        return _fallback("bwrap is not installed"), None
     root = os.geteuid() == 0
     prefix = Path(sys.base_prefix).resolve()
     argv = [
@@ -145,10 +159,9 @@ def detect_mode() -> SandboxMode:
     ]  # fmt: skip
     mode = SandboxMode(True, tuple(argv), map_users=root)
     try:
-        Worker(mode).close()
+        return mode, Worker(mode)
     except SandboxUnavailable as exc:
-        return _fallback(f"bwrap refused to start: {exc}")
-    return mode
+        return _fallback(f"bwrap refused to start: {exc}"), None
 
 
 class Worker:
@@ -259,6 +272,16 @@ class Sandbox:
     def __post_init__(self) -> None:
         # Workers are processes: stop them when the pool is dropped, not at interpreter exit.
         weakref.finalize(self, _close_all, self._idle)
+
+    @classmethod
+    def detect(cls) -> Sandbox:
+        """A pool in the strongest mode this machine offers; the worker that proved the
+        mode works becomes its first idle worker instead of being thrown away."""
+        mode, worker = _detect()
+        sandbox = cls(mode)
+        if worker is not None:
+            sandbox._release(worker)
+        return sandbox
 
     @property
     def description(self) -> str:

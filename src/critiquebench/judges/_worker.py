@@ -322,26 +322,24 @@ def _enter_namespaces(libc: Any) -> bool:
     return True
 
 
-def _private_mounts(libc: Any, request: dict[str, Any]) -> list[str]:
+def _private_mounts(libc: Any, request: dict[str, Any]) -> None:
     """Fresh, size-capped /tmp and /dev/shm, and a /proc of this attempt where allowed.
 
     The kernel refuses a new /proc where the current one has parts mounted over
     (bubblewrap's read-only /proc/sys): the attempt then keeps the sandbox's /proc.
     """
-    done: list[str] = []
     if libc.unshare(_CLONE_NEWNS) != 0:
-        return done
+        return
     size = f"size={int(request['limits']['tmp_bytes'])},mode=1777".encode()
     # Keep these mounts from propagating anywhere (MS_REC | MS_PRIVATE).
     libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None)
     for target in (b"/tmp", b"/dev/shm"):
-        if os.path.isdir(target) and libc.mount(b"tmpfs", target, b"tmpfs", 0, size) == 0:
-            done.append(target.decode())
+        if os.path.isdir(target):
+            libc.mount(b"tmpfs", target, b"tmpfs", 0, size)
     # A fresh /proc shows only this attempt's processes. Not when the attempt maps to
     # the host's root: /proc/sys would then be writable by it.
-    if request.get("outer_uid", 0) != 0 and libc.mount(b"proc", b"/proc", b"proc", 0, None) == 0:
-        done.append("/proc")
-    return done
+    if request.get("outer_uid", 0) != 0:
+        libc.mount(b"proc", b"/proc", b"proc", 0, None)
 
 
 def _drop_capabilities(libc: Any) -> None:

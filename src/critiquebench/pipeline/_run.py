@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
 
-from critiquebench.judges import PythonJudge, probe_sandbox
+from critiquebench.judges import PythonJudge, is_full_sandbox, probe_sandbox
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
     CachingProvider,
@@ -182,7 +182,7 @@ def start_run(config: RunConfig) -> RunPlan:
         retried=sum(1 for _, unit in work if written.get(unit.key)),
         keys=frozenset(unit.key for _, unit in matrix),
     )
-    if "unavailable" in plan.sandbox or "could not" in plan.sandbox:
+    if not is_full_sandbox(plan.sandbox):
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
     store.write_run_row(config.run_id, plan.invocation, _run_row(plan, "running", 0, None))
     return plan
