@@ -21,6 +21,7 @@ from critiquebench.loop._state import (
     HaltReason,
     LoopState,
 )
+from critiquebench.loop._summary import request_line
 from critiquebench.models import CallContext, GenerationParams, ModelError, ModelProvider
 from critiquebench.suites import Case
 
@@ -213,7 +214,7 @@ def escalate(state: LoopState) -> Update:
         if best
         else "no attempt was produced"
     )
-    asked = state["case"].prompt.strip().splitlines()[0][:100] if state["case"].prompt else ""
+    asked = request_line(state["case"])
     detail = state["error"] or f"after {len(state['history'])} attempt(s)"
     summary = (f"asked: {asked}", f"stopped: {reason} ({detail})", best_text)
     return {"escalation": Escalation(reason=reason, summary=summary)}

@@ -2,15 +2,70 @@
 
 from __future__ import annotations
 
+import difflib
+
+from critiquebench.judges import Failure
 from critiquebench.judges._plain import clean_text
-from critiquebench.loop import LoopOutcome
+from critiquebench.loop import Attempt, LoopOutcome
 
 # An artifact is model text: bounded, and valid UTF-8 before it reaches a file.
 _MAX_ARTIFACT = 20_000
+# Checks number their lines within their own test text, so "test line 1" can be a
+# feedback check and a held-out check at once; the origin tells them apart.
+_ORIGIN = {
+    "feedback": "feedback check",
+    "heldout": "held-out check",
+    "": "whole artifact",
+}
+
+
+def unified_diff(before: str, after: str, *, before_name: str, after_name: str) -> str:
+    """The unified diff of two artifacts; empty when they are equal."""
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), before_name, after_name, lineterm=""
+    )
+    return "\n".join(lines)
+
+
+def _diff_block(before: Attempt, after: Attempt) -> list[str]:
+    diff = unified_diff(
+        before.artifact,
+        after.artifact,
+        before_name=f"attempt {before.iteration}",
+        after_name=f"attempt {after.iteration}",
+    )
+    if not diff:
+        return [f"No change versus attempt {before.iteration}.", ""]
+    return ["```diff", clean_text(diff, _MAX_ARTIFACT), "```", ""]
+
+
+def _failure_lines(attempt: Attempt) -> list[str]:
+    """The attempt's failures, split into those the loop saw and those held out from it."""
+    visible = set(attempt.feedback_failures)
+    judged = set(attempt.result.failures)
+    seen = [f for f in attempt.result.failures if f in visible]
+    hidden = [f for f in attempt.result.failures if f not in visible]
+    # Critic findings reach the fixer but are never measured defects.
+    critic = [f for f in attempt.feedback_failures if f not in judged]
+    lines: list[str] = []
+    for title, failures in (
+        ("Seen by the loop (fed back to the fixer)", seen),
+        ("Held out from the loop (measured only)", hidden),
+        ("Critic findings (fed back, not measured)", critic),
+    ):
+        if failures:
+            lines += [f"{title}:", "", *(_describe(f) for f in failures), ""]
+    return lines
+
+
+def _describe(failure: Failure) -> str:
+    origin = "critic" if failure.kind == "critic" else _ORIGIN.get(failure.origin, failure.origin)
+    return f"- ({origin}) {failure.describe()}"
 
 
 def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
-    """Three-line summary first, then every attempt's failures and diff, then the final state."""
+    """Three-line summary first, then the diff from the first draft to the final attempt,
+    every attempt's failures and diff, then the final state."""
     escalation = outcome.escalation
     summary = escalation.summary if escalation else ("", f"stopped: {outcome.halt}", "")
     lines = [
@@ -19,19 +74,33 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
         *(f"- {line}" for line in summary),
         "",
     ]
-    for attempt in outcome.attempts:
+    attempts = outcome.attempts
+    if len(attempts) > 1:
+        lines += [
+            f"## Diff: first draft to final attempt (attempt {attempts[-1].iteration})",
+            "",
+            *_diff_block(attempts[0], attempts[-1]),
+        ]
+    for previous, attempt in zip((None, *attempts), attempts, strict=False):
         lines += [
             f"## Attempt {attempt.iteration}: {attempt.defects} defect(s), "
             f"{attempt.feedback_defects} visible to the loop",
             "",
-            f"Diff versus previous: {attempt.diff_summary or 'first draft'}",
-            "",
+        ]
+        if previous is None:
+            lines += ["First draft.", ""]
+        else:
+            lines += [
+                f"Diff versus attempt {previous.iteration}:",
+                "",
+                *_diff_block(previous, attempt),
+            ]
+        lines += [
             "```python",
             clean_text(attempt.artifact.rstrip("\n"), _MAX_ARTIFACT),
             "```",
             "",
-            *(f"- {failure.describe()}" for failure in attempt.result.failures),
-            "",
+            *_failure_lines(attempt),
         ]
     lines += [
         "## Final state",

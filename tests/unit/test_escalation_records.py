@@ -1,0 +1,92 @@
+"""Escalation records: a summary cut between words, checks named by who could see them,
+and the unified diff of what the loop changed."""
+
+from __future__ import annotations
+
+from critiquebench.judges import PythonJudge
+from critiquebench.loop import LoopDependencies, LoopOutcome, LoopSettings, run_loop
+from critiquebench.loop._summary import clip_words, request_line
+from critiquebench.models import ScriptedProvider
+from critiquebench.pipeline._escalation import escalation_markdown
+from critiquebench.suites import Case, Check, load_suite
+from tests.helpers import fenced
+
+# "test line 1" of the feedback checks and "test line 1" of the held-out checks.
+CHECKS = (
+    Check(source="assert add(1, 2) == 3", origin="feedback", line=1),
+    Check(source="assert add(2, 2) == 4", origin="feedback", line=2),
+    Check(source="assert add(-1, 1) == 0", origin="heldout", line=1),
+)
+LONG_PROMPT = (
+    "Write a Python function `add(a, b)` that returns the arithmetic sum of its two integer "
+    "arguments, without converting them to strings first."
+)
+DRAFT = "def add(a, b):\n    return 5"
+SECOND = "def add(a, b):\n    result = a * b\n    return result"
+
+
+def _escalated(answers: list[str], prompt: str = LONG_PROMPT) -> LoopOutcome:
+    case = Case(id="t/add", prompt=prompt, entry_point="add", checks=CHECKS)
+    provider = ScriptedProvider([fenced(a) for a in answers])
+    deps = LoopDependencies(provider=provider, judge=PythonJudge())
+    outcome = run_loop(case, deps, LoopSettings(retry_limit=1))
+    assert outcome.escalated and outcome.escalation is not None
+    return outcome
+
+
+def test_the_summary_cuts_the_request_between_words() -> None:
+    outcome = _escalated([DRAFT, SECOND])
+    assert outcome.escalation is not None
+    asked = outcome.escalation.summary[0].removeprefix("asked: ")
+    assert len(asked) <= 100 and asked.endswith("…")
+    # Every word shown is a whole word of the prompt, in order.
+    shown = asked.removesuffix("…").split()
+    words = LONG_PROMPT.split()[: len(shown)]
+    assert shown[:-1] == words[:-1] and shown[-1] == words[-1].rstrip(",")
+
+
+def test_clip_words_keeps_short_text_and_cuts_a_lone_long_word() -> None:
+    assert clip_words("add  two\nnumbers", 40) == "add two numbers"
+    assert clip_words("alpha beta gamma", 12) == "alpha beta…"
+    assert clip_words("x" * 30, 10) == "x" * 9 + "…"
+
+
+def test_a_code_stub_is_summarised_by_its_docstring_not_its_imports() -> None:
+    case = load_suite("humaneval", limit=1)[0]
+    line = request_line(case)
+    assert line.startswith("has_close_elements: Check if in given list of numbers")
+    assert "import" not in line and len(line) <= 100
+
+
+def test_the_record_says_which_checks_the_loop_could_see() -> None:
+    text = escalation_markdown("t/add", _escalated([DRAFT, SECOND]))
+    seen, _, rest = text.partition("Held out from the loop (measured only):")
+    # Within attempt 0, feedback line 1 is listed as seen, held-out line 1 as held out.
+    attempt0 = seen.split("## Attempt 0")[1]
+    assert "Seen by the loop (fed back to the fixer):" in attempt0
+    assert "- (feedback check) [assertion] test line 1: `assert add(1, 2) == 3`" in attempt0
+    held = rest.split("## ")[0]
+    assert "- (held-out check) [assertion] test line 1: `assert add(-1, 1) == 0`" in held
+    assert "(feedback check)" not in held
+
+
+def test_the_record_shows_the_unified_diff_from_first_draft_to_final_attempt() -> None:
+    text = escalation_markdown("t/add", _escalated([DRAFT, SECOND]))
+    assert "+1 -" not in text  # no bare line counts any more
+    overall = text.split("## Diff: first draft to final attempt (attempt 1)")[1]
+    block = overall.split("```diff\n")[1].split("```")[0]
+    assert block.splitlines() == [
+        "--- attempt 0",
+        "+++ attempt 1",
+        "@@ -1,2 +1,3 @@",
+        " def add(a, b):",
+        "-    return 5",
+        "+    result = a * b",
+        "+    return result",
+    ]
+    assert "Diff versus attempt 0:" in text.split("## Attempt 1")[1]
+
+
+def test_an_unchanged_attempt_says_so() -> None:
+    text = escalation_markdown("t/add", _escalated([DRAFT, DRAFT]))
+    assert "No change versus attempt 0." in text
