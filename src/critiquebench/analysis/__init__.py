@@ -26,6 +26,11 @@ from critiquebench.analysis._outputs import (
     render_html_report,
     write_reports,
 )
+from critiquebench.analysis._project_lessons import (
+    LESSONS_FILE,
+    project_lessons_markdown,
+    update_project_lessons,
+)
 from critiquebench.analysis._report import arm_summaries, build_report
 from critiquebench.analysis._report_types import (
     REPORT_VERSION,
@@ -63,6 +68,7 @@ from critiquebench.analysis._terminal import (
 from critiquebench.analysis._views import connect, read_only_connection
 
 __all__ = [
+    "LESSONS_FILE",
     "MIN_CASES",
     "REPORT_VERSION",
     "Acceptance",
@@ -108,6 +114,7 @@ __all__ = [
     "mcnemar_exact",
     "paired_bootstrap_reduction",
     "pass_rate_vs_tokens",
+    "project_lessons_markdown",
     "query_table",
     "read_only_connection",
     "read_report",
@@ -115,6 +122,7 @@ __all__ = [
     "report_figures",
     "report_markdown",
     "summary_table",
+    "update_project_lessons",
     "verdict_lines",
     "views_sql",
     "write_reports",

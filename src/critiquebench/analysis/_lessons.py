@@ -1,8 +1,43 @@
-"""``lessons.md``: recurring failure kinds, regressions and halts, rendered from a RunReport."""
+"""``lessons.md``: recurring failure kinds, what the fix rounds changed, regressions and halts.
+
+Rendered from a RunReport. Failure kinds are counted in the answers kept (one final
+attempt per unit), never over every attempt: an arm that tried more would otherwise
+look worse for it.
+"""
 
 from __future__ import annotations
 
+from critiquebench.analysis._format import halt_explanation
 from critiquebench.analysis._report_types import RunReport
+
+BASELINE = "A"  # the arm with no fix edge: its first draft is its answer
+
+
+def _kept_lines(report: RunReport, top: int) -> list[str]:
+    lines: list[str] = []
+    shown: dict[tuple[str, str], int] = {}
+    # failure_kinds is ordered by suite, arm, then most frequent in the answers kept.
+    for item in report.failure_kinds:
+        key = (item.suite, item.arm)
+        if item.count and shown.get(key, 0) < top:
+            lines.append(
+                f"- {item.suite}, arm {item.arm}: {item.kind} x{item.count} "
+                f"(in {item.units} unit{'s' if item.units != 1 else ''})"
+            )
+            shown[key] = shown.get(key, 0) + 1
+    return lines or ["- none: every answer kept passed its checks"]
+
+
+def _fixed_lines(report: RunReport) -> list[str]:
+    lines = []
+    for item in report.failure_kinds:
+        if item.arm == BASELINE or not item.first_draft:
+            continue
+        lines.append(
+            f"- {item.suite}, arm {item.arm}: {item.kind}: {item.first_draft} in first drafts, "
+            f"{item.fixed} fixed, {item.count} in the answers kept"
+        )
+    return lines or ["- nothing to fix: no first draft of a looping arm failed"]
 
 
 def lessons_markdown(report: RunReport, top: int = 5) -> str:
@@ -13,17 +48,21 @@ def lessons_markdown(report: RunReport, top: int = 5) -> str:
     lines = [f"# Lessons of run {report.run_id}", ""]
     if report.headline:
         lines += [report.headline, ""]
-    lines += ["## Most frequent failure kinds", ""]
-    shown: dict[tuple[str, str], int] = {}
-    # failure_kinds is ordered by suite, arm, then most frequent first.
-    for item in report.failure_kinds:
-        key = (item.suite, item.arm)
-        if shown.get(key, 0) < top:
-            lines.append(f"- {item.suite}, arm {item.arm}: {item.kind} x{item.count}")
-            shown[key] = shown.get(key, 0) + 1
-    if not shown:
-        lines.append("- no failures recorded")
-    lines += ["", "## Cases that regressed between rounds", ""]
+    lines += [
+        "## Most frequent failure kinds in the answers kept",
+        "",
+        "Counted in each unit's answer kept (its final attempt), not over every attempt; "
+        "checks skipped after a fatal failure (`not_run`) are not a kind of their own.",
+        "",
+        *_kept_lines(report, top),
+        "",
+        "## What the fix rounds changed",
+        "",
+        *_fixed_lines(report),
+        "",
+        "## Cases that regressed between rounds",
+        "",
+    ]
     for r in report.regressions:
         lines.append(
             f"- {r.case_id} (arm {r.arm}, rep {r.rep}): round {r.iteration} went "
@@ -34,4 +73,5 @@ def lessons_markdown(report: RunReport, top: int = 5) -> str:
     lines += ["", "## Halt reasons", ""]
     for arm in report.arms:
         lines += [f"- arm {arm.arm}: {reason} x{units}" for reason, units in arm.halts.items()]
+        lines.append(f"  - {halt_explanation(arm)}")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 from critiquebench.analysis._cost import PriceTable
 from critiquebench.analysis._html import html_report
 from critiquebench.analysis._lessons import lessons_markdown
+from critiquebench.analysis._project_lessons import update_project_lessons
 from critiquebench.analysis._report import build_report
 from critiquebench.analysis._report_types import RunReport
 from critiquebench.analysis._views import connect
@@ -27,12 +28,14 @@ class ReportFiles:
     json: Path
     html: Path
     lessons: Path
+    project_lessons: Path  # <output>/LESSONS.md, accumulated over every run reported
 
 
 def write_reports(
     output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = 0.80
 ) -> ReportFiles:
-    """Build the report of ``output/run_id`` and write report.json, report.html, lessons.md.
+    """Build the report of ``output/run_id`` and write report.json, report.html, lessons.md,
+    then record the run in the project lessons ``output/LESSONS.md`` (idempotently).
 
     Raises ValueError when the run has no results at all.
     """
@@ -45,6 +48,7 @@ def write_reports(
         json=store.write_text(run_id, REPORT_JSON, report.to_json()),
         html=store.write_text(run_id, "report.html", html_report(report)),
         lessons=store.write_text(run_id, "lessons.md", lessons_markdown(report)),
+        project_lessons=update_project_lessons(output, report),
     )
 
 

@@ -203,6 +203,8 @@ def _arms(
                 mean_calls=float(row["mean_calls"]),
                 mean_loops=float(row["mean_loops"]),
                 escalated=int(row["escalated"] or 0),
+                units_passed=int(row["units_passed"] or 0),
+                green_but_failed=int(row["green_but_failed"] or 0),
                 infra_errors=sum(1 for unit in failed if unit.arm == arm),
                 verifier_errors=int(row["verifier_errors"] or 0),
                 findings_killed=int(row["findings_killed"] or 0),

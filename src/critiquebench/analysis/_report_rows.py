@@ -115,8 +115,16 @@ def failed_units(rows: Rows) -> tuple[FailedUnit, ...]:
 
 def failure_kinds(rows: Rows) -> tuple[FailureKindCount, ...]:
     return tuple(
-        FailureKindCount(suite=suite, arm=arm, kind=kind, count=int(n))
-        for suite, arm, kind, n in rows
+        FailureKindCount(
+            suite=suite,
+            arm=arm,
+            kind=kind,
+            count=int(n),
+            first_draft=int(first),
+            units=int(units),
+            fixed=int(fixed),
+        )
+        for suite, arm, kind, n, first, units, fixed in rows
     )
 
 

@@ -42,6 +42,11 @@ SELECT
     avg(calls) AS mean_calls,
     avg(loops) AS mean_loops,
     count(*) FILTER (WHERE escalated) AS escalated,
+    count(*) FILTER (WHERE passed) AS units_passed,
+    -- stopped because the checks the loop sees were green, yet the answer kept fails
+    -- the measurement (held-out checks): why "halted passed" and the pass rate differ
+    count(*) FILTER (WHERE halt_reason IN ('passed', 'critic_ok') AND NOT passed)
+        AS green_but_failed,
     sum(verifier_errors) AS verifier_errors,
     sum(findings_killed) AS findings_killed
 FROM valid GROUP BY arm ORDER BY arm
@@ -134,15 +139,31 @@ SELECT case_id, arm, rep, error FROM cases
 WHERE run_id = $run_id AND error IS NOT NULL ORDER BY case_id, arm, rep
 """
 
+# Failure kinds of the answers kept (final attempts) and of the first drafts, per unit,
+# then summed: counting every attempt would make an arm look worse for trying more.
+# ``not_run`` marks checks skipped after a fatal failure: a consequence, not a kind.
 FAILURE_KINDS = (
     _VALID
     + """
-SELECT v.suite, a.arm, f.kind, count(*) AS n
-FROM attempts a
-JOIN valid v USING (arm, case_id, rep),
-     unnest(from_json(a.failures, '[{"kind": "VARCHAR"}]')) AS t(f)
-WHERE a.run_id = $run_id
-GROUP BY v.suite, a.arm, f.kind ORDER BY v.suite, a.arm, n DESC, f.kind
+, found AS (
+    SELECT v.suite, a.arm, a.case_id, a.rep, f.kind,
+           a.iteration = 0 AS first_draft, a.iteration = v.final_iteration AS kept
+    FROM attempts a
+    JOIN valid v USING (arm, case_id, rep),
+         unnest(from_json(a.failures, '[{"kind": "VARCHAR"}]')) AS t(f)
+    WHERE a.run_id = $run_id AND f.kind NOT IN ('not_run', 'critic')
+      AND (a.iteration = 0 OR a.iteration = v.final_iteration)
+), per_unit AS (
+    SELECT suite, arm, case_id, rep, kind,
+           count(*) FILTER (WHERE kept) AS kept_n,
+           count(*) FILTER (WHERE first_draft) AS first_n
+    FROM found GROUP BY suite, arm, case_id, rep, kind
+)
+SELECT suite, arm, kind, sum(kept_n) AS n, sum(first_n) AS first_n,
+       count(*) FILTER (WHERE kept_n > 0) AS units,
+       sum(greatest(first_n - kept_n, 0)) AS fixed
+FROM per_unit GROUP BY suite, arm, kind
+ORDER BY suite, arm, n DESC, first_n DESC, kind
 """
 )
 

@@ -17,7 +17,7 @@ from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
-REPORT_VERSION = 1
+REPORT_VERSION = 2  # 2: failure kinds count the answers kept, not every attempt
 
 
 class ReportFormatError(ValueError):
@@ -82,6 +82,11 @@ class ArmSummary:
     cost_run: float = 0.0
     cost_experiment: float = 0.0
     cost_per_defect_removed: float | None = None
+    units_passed: int = 0
+    """Units whose answer kept has no defect on any check: the pass rate's numerator."""
+    green_but_failed: int = 0
+    """Units that halted ``passed``/``critic_ok`` (what the loop saw was clean) whose
+    answer kept still fails the measurement, e.g. a held-out check."""
 
     @property
     def reduction_vs_a(self) -> float | None:
@@ -133,12 +138,21 @@ class FailedUnit:
 
 @dataclass(frozen=True, kw_only=True)
 class FailureKindCount:
-    """How often a failure kind occurred over every attempt of an arm."""
+    """How often a failure kind occurred in an arm's answers kept and first drafts.
+
+    ``count``: failures of the kind in the answers kept (one final attempt per unit);
+    ``units``: units whose answer kept has at least one; ``first_draft``: failures of
+    the kind in the first drafts; ``fixed``: first-draft failures gone from the answer
+    kept, summed per unit (a unit's new failures of the kind do not offset them).
+    """
 
     suite: str
     arm: str
     kind: str
     count: int
+    first_draft: int = 0
+    units: int = 0
+    fixed: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from critiquebench.analysis import (
+    REPORT_VERSION,
     Price,
     PriceTable,
     ReportFormatError,
@@ -118,11 +119,18 @@ def test_escalations_regressions_and_failure_kinds(report: RunReport) -> None:
     assert [(r.case_id, r.rep, r.iteration, r.previous, r.defects) for r in report.regressions] == [
         ("c3", 0, 2, 1, 2)
     ]
-    kinds = {(k.arm, k.kind): k.count for k in report.failure_kinds}
-    # One "assertion" failure per defect of every attempt.
-    assert kinds == {("A", "assertion"): 11, ("B", "assertion"): 11 + 5 + 2}
+    kinds = {
+        (k.arm, k.kind): (k.count, k.units, k.first_draft, k.fixed) for k in report.failure_kinds
+    }
+    # One "assertion" failure per defect, counted in the answer kept of each unit (not over
+    # every attempt, which gave B 11 + 5 + 2 = 18 for trying more): A keeps 2+2+0+1+3+3 in
+    # 5 units; B keeps 0+1+0+0+1+3 in 3 units, after fixing 2+1+0+1+2+0 of its first drafts'.
+    assert kinds == {("A", "assertion"): (11, 5, 11, 0), ("B", "assertion"): (5, 3, 11, 6)}
     text = lessons_markdown(report)
-    assert "- synthetic, arm B: assertion x18" in text
+    assert "- synthetic, arm B: assertion x5 (in 3 units)" in text
+    assert (
+        "- synthetic, arm B: assertion: 11 in first drafts, 6 fixed, 5 in the answers kept" in text
+    )
     assert "- c3 (arm B, rep 0): round 2 went 1 -> 2" in text
     assert "- arm B: passed x3" in text
 
@@ -204,7 +212,7 @@ def test_report_json_reads_back_and_renders_the_same(tmp_path: Path) -> None:
 
 
 def test_a_report_of_another_version_is_refused_with_the_fix(report: RunReport) -> None:
-    text = report.to_json().replace('"version": 1', '"version": 99')
+    text = report.to_json().replace(f'"version": {REPORT_VERSION}', '"version": 99')
     with pytest.raises(ReportFormatError, match=r"report version 99.*critiquebench report"):
         RunReport.from_json(text)
     with pytest.raises(ReportFormatError, match=r"x\.json: not JSON"):
