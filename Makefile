@@ -16,7 +16,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
 
-.PHONY: venv run test lint bench clean sandbox
+.PHONY: venv run test lint bench clean sandbox browser
 
 venv: $(STAMP) sandbox
 
@@ -31,6 +31,19 @@ sandbox:
 			echo "warning: could not install bubblewrap; the judge will use its fallback fences"; \
 		else \
 			echo "warning: bubblewrap (bwrap) is not installed; the judge will use its fallback fences"; \
+		fi; }
+
+# The HTML report's test opens the page in headless Chromium and takes a screenshot.
+# Installed here when missing and possible (root with apt); without it that test is
+# skipped and says why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get install -y -qq chromium >/dev/null 2>&1 || \
+			{ apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } || \
+			echo "warning: could not install chromium; the HTML report's browser test will be skipped"; \
+		else \
+			echo "warning: chromium is not installed; the HTML report's browser test will be skipped"; \
 		fi; }
 
 $(BIN)/python:
@@ -59,7 +72,7 @@ lint: venv
 	$(BIN)/ruff check src flows tasks tests bench
 	$(BIN)/mypy
 
-test: venv lint
+test: venv lint browser
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: venv

@@ -6,11 +6,14 @@ import os
 import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from critiquebench.analysis import read_report, render_html_report
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
+from tests.integration.png_pixels import read_rgb
 from tests.integration.replay_run import build_replay_run
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -116,3 +119,67 @@ def test_rendering_a_run_again_gives_the_same_bytes(tmp_path: Path) -> None:
     first = {name: (run_dir / name).read_bytes() for name in names}
     render_html_report(output, "html-4")  # a fresh connection over the same tables
     assert {name: (run_dir / name).read_bytes() for name in names} == first
+
+
+def _sim_run(output: Path, run_id: str) -> None:
+    """A small real run of the simulated model through the library path (no Prefect)."""
+    config = RunConfig.model_validate(
+        {"suite": "basic", "limit": 6, "reps": 2, "arms": "A,B", "output": output,
+         "model": "sim:draft=0.9,fix=0.6,seed=3", "run_id": run_id}
+    )  # fmt: skip
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    finish_run(plan, failed=0)
+
+
+def _screenshot(chromium: Path, page: Path, profile: Path, shot: Path) -> None:
+    command = [
+        str(chromium), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--host-resolver-rules=MAP * ~NOTFOUND", f"--user-data-dir={profile}",
+        "--virtual-time-budget=5000", "--hide-scrollbars", "--window-size=1100,2600",
+        f"--screenshot={shot}", page.as_uri(),
+    ]  # fmt: skip
+    subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+
+
+def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
+    tmp_path: Path, chromium: Path
+) -> None:
+    output = tmp_path / "runs"
+    _sim_run(output, "shot-1")
+    page = render_html_report(output, "shot-1")
+    shot = tmp_path / "report.png"
+    _screenshot(chromium, page, tmp_path / "profile", shot)
+
+    width, height, pixels = read_rgb(shot)
+    assert (width, height) == (1100, 2600)
+    colours = Counter(pixels)
+    # Not blank: white is the background, not the whole page.
+    assert colours[(255, 255, 255)] < 0.97 * len(pixels) and len(colours) > 100
+    # Each chart's own colours are drawn: the defect bars, arm B's orange (curve, gain,
+    # tokens), and the halt reasons of both arms (single_pass grey, passed green).
+    for name, rgb in (("defect bars", (76, 120, 168)), ("arm B", (245, 133, 24)),
+                      ("single_pass", (158, 158, 158)), ("passed", (42, 157, 63))):  # fmt: skip
+        assert colours[rgb] > 500, f"{name} {rgb} is not on the screenshot"
+
+    # And in the DOM, after the scripts ran: every chart drew its data, one mark per value.
+    dom = _dump_dom(chromium, page, tmp_path / "profile-dom")
+    parts = [part.split("</figure>")[0] for part in re.split(r'id="chart-\d+"', dom)[1:]]
+    drawn = [
+        (len(re.findall(r'aria-roledescription="bar"', svg)),
+         len(re.findall(r'aria-roledescription="point"', svg)))
+        for svg in parts
+    ]  # fmt: skip
+    report = read_report(output, "shot-1")
+    rounds = len(report.curves["B"].kept.mean_defects)  # 4: B's units ran up to 3 fix rounds
+    assert drawn == [
+        (2, 0),  # defects: a bar per arm
+        (0, 2),  # tokens vs defects: a point per arm
+        (rounds - 1, 2 * (1 + rounds)),  # gain bars of B's fix rounds; kept+latest points
+        (0, 1 + rounds),  # pass rate vs tokens: a point per round and arm
+        (3, 0),  # halts: A single_pass, B passed, B budget_exhausted
+    ]
+    # The free model's cost chart plots tokens; B's gain panel is drawn.
+    assert "Tokens vs defects (cost is $0)" in dom and "Gain per round" in dom

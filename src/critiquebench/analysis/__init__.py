@@ -1,6 +1,6 @@
 """Analysis of landed runs: DuckDB views, statistics, the iteration curve, cost, reports."""
 
-from critiquebench.analysis._charts import Figure, figure_svg, report_figures
+from critiquebench.analysis._charts import Figure, figure_svg
 from critiquebench.analysis._cost import (
     CallCost,
     CostSummary,
@@ -18,6 +18,7 @@ from critiquebench.analysis._curve import (
     iteration_curve,
     pass_rate_vs_tokens,
 )
+from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._html import html_report
 from critiquebench.analysis._lessons import lessons_markdown
 from critiquebench.analysis._outputs import (

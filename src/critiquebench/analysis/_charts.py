@@ -11,7 +11,6 @@ from typing import Any
 import altair as alt
 import vl_convert
 
-from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.loop import HALT_REASONS
 
 Rows = Sequence[Mapping[str, Any]]
@@ -35,7 +34,9 @@ _EMBED_OPTIONS = {"renderer": "svg", "actions": False}
 # The report page's style sheet, beside the charts it lays out.
 PAGE_STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-table { border-collapse: collapse; } th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 13px; margin-bottom: 0.8em; }
+th, td { padding: 4px 7px; border-bottom: 1px solid #ddd; }
+caption { text-align: left; font-weight: 600; } .scroll { overflow-x: auto; }
 td { text-align: right; white-space: nowrap; } td:first-child, th:first-child { text-align: left; }
 .verdict { padding: 0.6em 1em; border-left: 6px solid #888; background: #f5f5f5; }
 .met { border-color: #2a9d3f; } .not-met { border-color: #c62828; }
@@ -82,16 +83,16 @@ def defects_chart(rows: Rows) -> dict[str, Any]:
     return _spec(chart)
 
 
-def curve_chart(rows: Rows) -> dict[str, Any]:
+def curve_chart(rows: Rows, gains: Rows) -> dict[str, Any]:
     """Mean defects after each round per arm, on the answer kept and on the latest attempt,
-    and each round's marginal gain on the answer kept.
+    and beside it each round's marginal gain on the answer kept.
 
-    rows: arm, round, answer ("kept" or "latest"), mean_defects, gain (null for round 0
-    and for the latest-attempt rows).
+    rows: arm, round, answer ("kept" or "latest"), mean_defects. gains: arm, round, gain,
+    only for arms that ran the round; with none, the gain panel is left out rather than
+    drawn empty under a legend of arms that have no bar in it.
     """
-    base = alt.Chart(_data(rows))
     color = alt.Color("arm:N", title="arm")
-    line = base.mark_line(point=True).encode(
+    line = alt.Chart(_data(rows)).mark_line(point=True).encode(
         x=alt.X("round:O", title="round (0 = first draft)", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("mean_defects:Q", title="mean defects per unit"),
         color=color,
@@ -101,8 +102,15 @@ def curve_chart(rows: Rows) -> dict[str, Any]:
         ),
         tooltip=["arm:N", "answer:N", "round:O", alt.Tooltip("mean_defects:Q", format=".2f")],
     )  # fmt: skip
-    gains = (
-        base.transform_filter("datum.gain !== null")
+    left = line.properties(
+        title="Defects by round: answer kept (solid), latest attempt (dashed)",
+        width=_WIDTH,
+        height=_HEIGHT,
+    )
+    if not gains:
+        return _spec(left)
+    bars = (
+        alt.Chart(_data(gains))
         .mark_bar()
         .encode(
             x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
@@ -112,12 +120,7 @@ def curve_chart(rows: Rows) -> dict[str, Any]:
             tooltip=["arm:N", "round:O", alt.Tooltip("gain:Q", format=".2f")],
         )
     )
-    left = line.properties(
-        title="Defects by round: answer kept (solid), latest attempt (dashed)",
-        width=_WIDTH,
-        height=_HEIGHT,
-    )
-    right = gains.properties(title="Gain per round", width=_WIDTH // 2, height=_HEIGHT)
+    right = bars.properties(title="Gain per round", width=_WIDTH // 2, height=_HEIGHT)
     return _spec(alt.hconcat(left, right))
 
 
@@ -148,27 +151,43 @@ def tokens_chart(rows: Rows) -> dict[str, Any]:
     return _spec(chart)
 
 
-def cost_chart(rows: Rows) -> dict[str, Any]:
-    """Cost per unit against mean defects, one point per arm; rows: arm, cost, mean."""
-    base = alt.Chart(_data(rows)).encode(
-        x=alt.X(
-            "cost:Q",
-            title="estimated cost per unit (USD)",
-            scale=alt.Scale(zero=True),
-            axis=alt.Axis(format="$.2~g", tickCount=5),  # costs per unit are tiny fractions
-        ),
-        y=alt.Y("mean:Q", title="mean defects per unit", scale=alt.Scale(zero=True)),
+@dataclass(frozen=True)
+class CostAxis:
+    """What the cost chart puts on x: cost, or tokens / calls when the run cost nothing."""
+
+    field: str
+    title: str
+    fmt: str
+    chart_title: str
+
+
+def cost_chart(rows: Rows, axis: CostAxis) -> dict[str, Any]:
+    """One point per arm, ``axis.field`` against mean defects; rows: arm, mean, the field.
+
+    Arms at the same point share one label ("A, B") instead of printing over each other.
+    """
+    x = alt.X(
+        f"{axis.field}:Q",
+        title=axis.title,
+        scale=alt.Scale(zero=True),
+        axis=alt.Axis(format=axis.fmt, tickCount=5),
     )
-    points = base.mark_point(size=120, filled=True).encode(
+    y = alt.Y("mean:Q", title="mean defects per unit", scale=alt.Scale(zero=True))
+    points = alt.Chart(_data(rows)).mark_point(size=120, filled=True).encode(
+        x=x,
+        y=y,
         color=alt.Color("arm:N", title="arm"),
-        tooltip=[
-            "arm:N",
-            alt.Tooltip("cost:Q", format="$.6f"),
-            alt.Tooltip("mean:Q", format=".2f"),
-        ],
-    )
-    labels = base.mark_text(dx=12, align="left").encode(text="arm:N")
-    chart = (points + labels).properties(title="Cost vs defects", width=_WIDTH, height=_HEIGHT)
+        tooltip=["arm:N", alt.Tooltip(f"{axis.field}:Q", format=axis.fmt),
+                 alt.Tooltip("mean:Q", format=".2f")],
+    )  # fmt: skip
+    at: dict[tuple[Any, Any], list[str]] = {}
+    for row in rows:
+        at.setdefault((row[axis.field], row["mean"]), []).append(str(row["arm"]))
+    labels = [
+        {axis.field: x_, "mean": y_, "label": ", ".join(arms)} for (x_, y_), arms in at.items()
+    ]
+    text = alt.Chart(_data(labels)).mark_text(dx=12, align="left").encode(x=x, y=y, text="label:N")
+    chart = (points + text).properties(title=axis.chart_title, width=_WIDTH, height=_HEIGHT)
     return _spec(chart)
 
 
@@ -185,7 +204,13 @@ def halts_chart(rows: Rows) -> dict[str, Any]:
         .mark_bar()
         .encode(
             y=alt.Y("arm:N", title="arm"),
-            x=alt.X("units:Q", title="units", stack="zero"),
+            # Units are whole: integer ticks only, never 0.5 of a unit.
+            x=alt.X(
+                "units:Q",
+                title="units (case x rep)",
+                stack="zero",
+                axis=alt.Axis(tickMinStep=1, format="d"),
+            ),
             color=alt.Color("halt_reason:N", title="halt reason", scale=scale),
             tooltip=["arm:N", "halt_reason:N", "units:Q"],
         )
@@ -230,67 +255,3 @@ def embed_script(specs: Sequence[dict[str, Any]]) -> str:
         "    .catch(err => { target.textContent = String(err); });\n"
         "});\n"
     )
-
-
-def report_figures(report: RunReport) -> list[Figure]:
-    """The report's charts in page order, drawn from the report's numbers alone."""
-    summary = [
-        {
-            "arm": a.arm,
-            "mean": a.mean_defects,
-            "low": _bound(a, "low"),
-            "high": _bound(a, "high"),
-            "cost": a.cost_per_unit,
-        }
-        for a in report.arms
-    ]
-    rounds: list[dict[str, Any]] = []
-    tokens: list[dict[str, Any]] = []
-    advice: list[str] = []
-    for arm, curves in report.curves.items():
-        for answer, curve in (("kept", curves.kept), ("latest", curves.latest)):
-            for rnd, mean in enumerate(curve.mean_defects):
-                gain = curve.marginal_gain[rnd] if answer == "kept" else None
-                rounds.append(
-                    {"arm": arm, "round": rnd, "answer": answer, "mean_defects": mean,
-                     "gain": gain}
-                )  # fmt: skip
-        tokens += [
-            {"arm": arm, "round": p.round, "mean_tokens": p.mean_tokens, "pass_rate": p.pass_rate}
-            for p in curves.pass_vs_tokens
-        ]
-        if len(curves.kept.mean_defects) > 1:
-            advice.append(f"arm {arm}: recommended max_iters {curves.kept.recommended_max_iters}")
-    halts = [
-        {"arm": a.arm, "halt_reason": reason, "units": units}
-        for a in report.arms
-        for reason, units in a.halts.items()
-    ]
-    curve_note = (
-        "Kept = the answer the loop returns if stopped after that round (its best attempt "
-        "so far; ends at the table's mean defects); latest = the attempt made in that round."
-    )
-    return [
-        Figure("defects", defects_chart(summary), "Mean defects of the answer kept, per arm."),
-        Figure("cost", cost_chart(summary), "The experiment's cost per unit against defects."),
-        Figure(
-            "curve",
-            curve_chart(rounds),
-            " ".join([curve_note, "; ".join(advice) or "No arm ran a fix round."]),
-            wide=True,
-        ),
-        Figure(
-            "tokens",
-            tokens_chart(tokens),
-            "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
-            "and the pass rate of the answer kept then.",
-        ),
-        Figure("halts", halts_chart(halts), "Why each arm's units stopped."),
-    ]
-
-
-def _bound(arm: ArmSummary, side: str) -> float:
-    # No interval (one case): draw the point, with no error bar to suggest one.
-    ci = arm.defects_ci
-    value = None if ci is None else (ci.low if side == "low" else ci.high)
-    return arm.mean_defects if value is None else value

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib import resources
 
 import jinja2
 from markupsafe import Markup
 
 from critiquebench.analysis import _charts
+from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._format import (
     cost_note,
+    halt_explanation,
     meta_line,
     pct,
     reduction_text,
+    sandbox_warning,
     usd,
     verdict_sentence,
 )
@@ -46,6 +50,18 @@ def _cells(a: ArmSummary) -> tuple[str, ...]:
             str(a.verifier_errors), str(a.findings_killed))  # fmt: skip
 
 
+_ROUND_HEADERS = ("round", "units that ran it", "defects of the answer kept",
+                  "defects of the latest attempt", "gain", "correct -> incorrect",
+                  "pass rate of the answer kept", "mean tokens spent")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _ArmRounds:
+    arm: str
+    rows: list[tuple[str, ...]]
+    note: str
+
+
 def _curve_lines(report: RunReport) -> list[str]:
     lines = []
     for arm, curves in report.curves.items():
@@ -57,9 +73,60 @@ def _curve_lines(report: RunReport) -> list[str]:
     return lines
 
 
+def _arm_rounds(report: RunReport) -> list[_ArmRounds]:
+    """Per arm, what each round bought: the terminal's "defects by round", as a table."""
+    result = []
+    for arm, curves in report.curves.items():
+        kept, latest = curves.kept, curves.latest
+        if len(kept.mean_defects) < 2:
+            result.append(_ArmRounds(arm, [], f"Arm {arm}: one draft per unit, no fix round."))
+            continue
+        tokens = {p.round: p for p in curves.pass_vs_tokens}
+        rows: list[tuple[str, ...]] = [
+            (str(r), str(kept.active[r]), f"{kept.mean_defects[r]:.2f}",
+             f"{latest.mean_defects[r]:.2f}",
+             "" if kept.marginal_gain[r] is None else f"{kept.marginal_gain[r]:.2f}",
+             str(kept.flips[r]),
+             pct(tokens[r].pass_rate) if r in tokens else "",
+             f"{tokens[r].mean_tokens:,.0f}" if r in tokens else "")
+            for r in range(len(kept.mean_defects))
+        ]  # fmt: skip
+        note = (
+            f"Arm {arm}: recommended max_iters {kept.recommended_max_iters} (the last round "
+            f"whose gain is at least {kept.threshold_fraction:.0%} of the first draft's defects)."
+        )
+        result.append(_ArmRounds(arm, rows, note))
+    return result
+
+
+def _halts(report: RunReport) -> list[dict[str, str]]:
+    return [
+        {
+            "counts": f"halts {a.arm}: " + ", ".join(f"{k}={v}" for k, v in a.halts.items()),
+            "why": halt_explanation(a),
+        }
+        for a in report.arms
+    ]
+
+
+def _details(report: RunReport) -> list[str]:
+    """What the terminal says beside the verdicts: the paired pass-rate test, caveats."""
+    lines = [sandbox_warning(report)]
+    for a in report.arms:
+        if a.mcnemar is not None:
+            m = a.mcnemar
+            lines.append(
+                f"Arm {a.arm}: pass rate {m.pass_rate_baseline:.0%} -> {m.pass_rate_treatment:.0%} "
+                f"(McNemar exact p = {m.p_value:.3g} over cases: {m.c} improved, {m.b} worsened)."
+            )
+    if report.arms and not any(a.arm == "A" for a in report.arms):
+        lines.append("No arm A in this run: reductions need the baseline.")
+    return [line for line in lines if line]
+
+
 def html_report(report: RunReport) -> str:
     """The page of ``report``; the same report gives the same bytes."""
-    figures = _charts.report_figures(report)
+    figures = report_figures(report)
     verdicts = [
         {"css": (a.verdict or "inconclusive").replace(" ", "-"),
          "text": verdict_sentence(a, report.target)}
@@ -84,6 +151,10 @@ def html_report(report: RunReport) -> str:
         headers=_HEADERS,
         rows=[_cells(a) for a in report.arms],
         notes=[note for note in notes if note],
+        details=_details(report),
+        rounds=_arm_rounds(report),
+        round_headers=_ROUND_HEADERS,
+        halts=_halts(report),
         figures=figures,
         escalations=report.escalations,
         failed=report.failed_units,

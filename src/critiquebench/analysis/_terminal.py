@@ -9,6 +9,7 @@ from rich.table import Table
 from critiquebench.analysis._format import (
     cost_note,
     defects_text,
+    halt_explanation,
     meta_line,
     pct,
     reduction_text,
@@ -108,6 +109,10 @@ def verdict_lines(report: RunReport) -> list[str]:
             f"r{p.round} {p.pass_rate:.0%} @ {p.mean_tokens:.0f}" for p in curves.pass_vs_tokens
         )
         lines.append(f"  pass rate of the answer kept vs mean tokens spent: {points}")
+    for s in report.arms:
+        # "halts B: passed=3" beside a 67% pass rate needs its reason said.
+        if s.halts.get("passed", 0) + s.halts.get("critic_ok", 0) not in (0, s.units_passed):
+            lines.append(halt_explanation(s))
     if report.arms and not any(s.arm == "A" for s in report.arms):
         lines.append("No arm A in this run: reductions need the baseline.")
     if report.unknown_models:

@@ -44,6 +44,7 @@ class FakeUnit:
     error: str | None = None
     latency_s: float = 1.0
     kinds: tuple[str, ...] = ("assertion",)
+    halt: str | None = None  # default: single_pass for A, passed when clean, else budget
 
     @property
     def kept(self) -> int:
@@ -113,8 +114,10 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
     ]
     final = unit.defects[unit.kept]
     single = unit.arm == "A"
-    halt = "single_pass" if single else ("passed" if final == 0 else "budget_exhausted")
-    escalated = not single and final > 0
+    halt = unit.halt or (
+        "single_pass" if single else ("passed" if final == 0 else "budget_exhausted")
+    )
+    escalated = halt not in ("single_pass", "passed", "critic_ok")
     case = _row(
         "cases",
         {

@@ -1,0 +1,127 @@
+"""The report's charts in page order, with their captions, from a RunReport's numbers alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from critiquebench.analysis._charts import (
+    CostAxis,
+    Figure,
+    cost_chart,
+    curve_chart,
+    defects_chart,
+    halts_chart,
+    tokens_chart,
+)
+from critiquebench.analysis._format import halt_explanation
+from critiquebench.analysis._report_types import ArmSummary, RunReport
+
+_CURVE_NOTE = (
+    "Kept = the answer the loop returns if stopped after that round (its best attempt "
+    "so far; ends at the table's mean defects); latest = the attempt made in that round."
+)
+
+
+def _bound(arm: ArmSummary, side: str) -> float:
+    # No interval (one case): draw the point, with no error bar to suggest one.
+    ci = arm.defects_ci
+    value = None if ci is None else (ci.low if side == "low" else ci.high)
+    return arm.mean_defects if value is None else value
+
+
+def cost_axis(report: RunReport) -> tuple[CostAxis, str]:
+    """What x of the cost chart shows, and the caption saying why.
+
+    A run that cost nothing (a free or local model, or no price table) would put every
+    arm on one $0 line; it plots tokens then, or calls when no tokens were counted.
+    """
+    if any(a.cost_per_unit > 0 for a in report.arms):
+        return (
+            CostAxis("cost", "estimated cost per unit (USD)", "$.2~g", "Cost vs defects"),
+            "The experiment's cost per unit against defects.",
+        )
+    model = report.meta.model if report.meta else "the model"
+    why = f"The run cost $0 ({model} is free or has no price in the table)"
+    if any(a.mean_tokens_in + a.mean_tokens_out > 0 for a in report.arms):
+        return (
+            CostAxis("tokens", "mean tokens per unit (in + out)", ",.0f",
+                     "Tokens vs defects (cost is $0)"),
+            f"{why}, so tokens per unit stand in for cost.",
+        )  # fmt: skip
+    return (
+        CostAxis("calls", "mean model calls per unit", ".1f", "Calls vs defects (cost is $0)"),
+        f"{why} and counted no tokens, so model calls per unit stand in for cost.",
+    )
+
+
+def _rounds(report: RunReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    rounds: list[dict[str, Any]] = []
+    gains: list[dict[str, Any]] = []
+    advice: list[str] = []
+    for arm, curves in report.curves.items():
+        for answer, curve in (("kept", curves.kept), ("latest", curves.latest)):
+            rounds += [
+                {"arm": arm, "round": rnd, "answer": answer, "mean_defects": mean}
+                for rnd, mean in enumerate(curve.mean_defects)
+            ]
+        kept = curves.kept
+        gains += [
+            {"arm": arm, "round": rnd, "gain": gain}
+            for rnd, gain in enumerate(kept.marginal_gain)
+            if gain is not None and kept.active[rnd] > 0
+        ]
+        if len(kept.mean_defects) > 1:
+            advice.append(f"arm {arm}: recommended max_iters {kept.recommended_max_iters}")
+    if not gains:
+        advice.append(
+            "No gain per round to draw: no unit of any arm ran a fix round (arm A makes one "
+            "draft; a looping arm whose first drafts all passed what it could see stops there)"
+        )
+    return rounds, gains, "; ".join(advice) + "."
+
+
+def report_figures(report: RunReport) -> list[Figure]:
+    """The report's charts in page order, drawn from the report's numbers alone."""
+    axis, cost_caption = cost_axis(report)
+    summary = [
+        {
+            "arm": a.arm,
+            "mean": a.mean_defects,
+            "low": _bound(a, "low"),
+            "high": _bound(a, "high"),
+            "cost": a.cost_per_unit,
+            "tokens": a.mean_tokens_in + a.mean_tokens_out,
+            "calls": a.mean_calls,
+        }
+        for a in report.arms
+    ]
+    rounds, gains, advice = _rounds(report)
+    tokens = [
+        {"arm": arm, "round": p.round, "mean_tokens": p.mean_tokens, "pass_rate": p.pass_rate}
+        for arm, curves in report.curves.items()
+        for p in curves.pass_vs_tokens
+    ]
+    halts = [
+        {"arm": a.arm, "halt_reason": reason, "units": units}
+        for a in report.arms
+        for reason, units in a.halts.items()
+    ]
+    halts_caption = " ".join(
+        [
+            "Why each arm's units stopped, counted in units (case x rep) like the pass rate. "
+            "A halt says what the loop saw; the pass rate, what the measurement found.",
+            *(halt_explanation(a) for a in report.arms),
+        ]
+    )
+    return [
+        Figure("defects", defects_chart(summary), "Mean defects of the answer kept, per arm."),
+        Figure("cost", cost_chart(summary, axis), cost_caption),
+        Figure("curve", curve_chart(rounds, gains), f"{_CURVE_NOTE} {advice}", wide=True),
+        Figure(
+            "tokens",
+            tokens_chart(tokens),
+            "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
+            "and the pass rate of the answer kept then.",
+        ),
+        Figure("halts", halts_chart(halts), halts_caption),
+    ]
