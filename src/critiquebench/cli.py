@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from critiquebench.analysis import (
+    LESSONS_FILE,
     PriceFileError,
     PriceTable,
     ReportFormatError,
@@ -266,6 +267,8 @@ def _print_files(run_dir: Path) -> None:
     escalations = run_dir / "escalations"
     if escalations.exists():
         console.print(f"  {escalations}/  ({len(list(escalations.glob('*.md')))} record(s))")
+    if (run_dir.parent / LESSONS_FILE).exists():
+        console.print(f"  {run_dir.parent / LESSONS_FILE}  (lessons across runs)")
 
 
 @app.command()
@@ -284,6 +287,7 @@ def report(
     _print_report(built)
     run_dir = output / run_id
     console.print("\n" + "\n".join(str(run_dir / name) for name in _REPORT_FILES))
+    console.print(f"{output / LESSONS_FILE}  (lessons across runs)")
 
 
 @app.command()

@@ -161,6 +161,29 @@ class CostAxis:
     chart_title: str
 
 
+def point_labels(rows: Rows, x: str, y: str) -> list[dict[str, Any]]:
+    """One label per cluster of points that would print over each other ("A, B").
+
+    Points within 6% of the x range and 8% of the y range of the first point of a
+    cluster join it; the label sits at that first point.
+    """
+    xs = [float(row[x]) for row in rows] or [0.0]
+    ys = [float(row[y]) for row in rows] or [0.0]
+    # Ranges as drawn: both axes start at zero.
+    x_span = max(max(xs), 0.0) - min(min(xs), 0.0) or 1.0
+    y_span = max(max(ys), 0.0) - min(min(ys), 0.0) or 1.0
+    clusters: list[tuple[float, float, list[str]]] = []
+    for row in rows:
+        px, py = float(row[x]), float(row[y])
+        for cx, cy, arms in clusters:
+            if abs(px - cx) <= 0.06 * x_span and abs(py - cy) <= 0.08 * y_span:
+                arms.append(str(row["arm"]))
+                break
+        else:
+            clusters.append((px, py, [str(row["arm"])]))
+    return [{x: cx, y: cy, "label": ", ".join(arms)} for cx, cy, arms in clusters]
+
+
 def cost_chart(rows: Rows, axis: CostAxis) -> dict[str, Any]:
     """One point per arm, ``axis.field`` against mean defects; rows: arm, mean, the field.
 
@@ -180,12 +203,7 @@ def cost_chart(rows: Rows, axis: CostAxis) -> dict[str, Any]:
         tooltip=["arm:N", alt.Tooltip(f"{axis.field}:Q", format=axis.fmt),
                  alt.Tooltip("mean:Q", format=".2f")],
     )  # fmt: skip
-    at: dict[tuple[Any, Any], list[str]] = {}
-    for row in rows:
-        at.setdefault((row[axis.field], row["mean"]), []).append(str(row["arm"]))
-    labels = [
-        {axis.field: x_, "mean": y_, "label": ", ".join(arms)} for (x_, y_), arms in at.items()
-    ]
+    labels = point_labels(rows, axis.field, "mean")
     text = alt.Chart(_data(labels)).mark_text(dx=12, align="left").encode(x=x, y=y, text="label:N")
     chart = (points + text).properties(title=axis.chart_title, width=_WIDTH, height=_HEIGHT)
     return _spec(chart)

@@ -18,6 +18,7 @@ from critiquebench.analysis import (
     report_figures,
     verdict_lines,
 )
+from critiquebench.analysis._charts import point_labels
 from critiquebench.analysis._format import halt_explanation
 from tests.unit.analysis.synthetic_run import Call, FakeUnit, write_run
 from tests.unit.analysis.test_report import PRICES, units
@@ -127,3 +128,17 @@ def test_a_priced_run_keeps_cost_on_x(tmp_path: Path) -> None:
 def test_the_halt_axis_counts_whole_units(tmp_path: Path) -> None:
     axis = _figure(_report(tmp_path, units()), "halts")["encoding"]["x"]["axis"]
     assert (axis["tickMinStep"], axis["format"]) == (1, "d")
+
+
+def test_points_close_enough_to_overprint_share_one_label() -> None:
+    rows = [
+        {"arm": "A", "tokens": 100.0, "mean": 2.0},
+        {"arm": "B", "tokens": 104.0, "mean": 1.9},  # 4% and 2.5% of the ranges away
+        {"arm": "C", "tokens": 0.0, "mean": 2.0},
+        {"arm": "D", "tokens": 100.0, "mean": 0.5},
+    ]
+    assert point_labels(rows, "tokens", "mean") == [
+        {"tokens": 100.0, "mean": 2.0, "label": "A, B"},
+        {"tokens": 0.0, "mean": 2.0, "label": "C"},
+        {"tokens": 100.0, "mean": 0.5, "label": "D"},
+    ]

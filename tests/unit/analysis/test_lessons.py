@@ -85,3 +85,20 @@ def test_a_damaged_lessons_file_is_refused_with_its_name_and_the_fix(tmp_path: P
     (tmp_path / "lessons.json").write_text('{"runs": 3}', encoding="utf-8")
     with pytest.raises(ValueError, match=r"lessons\.json: not a critiquebench lessons file.*move"):
         write_reports(tmp_path, "known")
+
+
+def test_the_report_command_updates_the_project_lessons_once_per_run(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from critiquebench.cli import app
+
+    write_run(tmp_path, "known", units(), reps=2)
+    runner = CliRunner()
+    args = ["report", "known", "--output", str(tmp_path), "--prices", str(tmp_path / "none")]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert f"{tmp_path / LESSONS_FILE}  (lessons across runs)" in first.output
+    text = (tmp_path / LESSONS_FILE).read_text(encoding="utf-8")
+    assert runner.invoke(app, args).exit_code == 0
+    assert (tmp_path / LESSONS_FILE).read_text(encoding="utf-8") == text
+    assert "1 run recorded" in text
