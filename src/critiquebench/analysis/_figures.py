@@ -80,6 +80,16 @@ def _rounds(report: RunReport) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return rounds, gains, "; ".join(advice) + "."
 
 
+def _tokens_caption(points: list[dict[str, Any]]) -> str:
+    caption = (
+        "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
+        "and the pass rate of the answer kept then."
+    )
+    if points and not any(point["mean_tokens"] for point in points):
+        caption += " No tokens were counted (e.g. replayed answers), so every round sits at 0."
+    return caption
+
+
 def report_figures(report: RunReport) -> list[Figure]:
     """The report's charts in page order, drawn from the report's numbers alone."""
     axis, cost_caption = cost_axis(report)
@@ -117,11 +127,6 @@ def report_figures(report: RunReport) -> list[Figure]:
         Figure("defects", defects_chart(summary), "Mean defects of the answer kept, per arm."),
         Figure("cost", cost_chart(summary, axis), cost_caption),
         Figure("curve", curve_chart(rounds, gains), f"{_CURVE_NOTE} {advice}", wide=True),
-        Figure(
-            "tokens",
-            tokens_chart(tokens),
-            "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
-            "and the pass rate of the answer kept then.",
-        ),
+        Figure("tokens", tokens_chart(tokens), _tokens_caption(tokens)),
         Figure("halts", halts_chart(halts), halts_caption),
     ]

@@ -142,3 +142,13 @@ def test_points_close_enough_to_overprint_share_one_label() -> None:
         {"tokens": 0.0, "mean": 2.0, "label": "C"},
         {"tokens": 100.0, "mean": 0.5, "label": "D"},
     ]
+
+
+def test_a_run_without_tokens_says_why_its_rounds_sit_at_zero(tmp_path: Path) -> None:
+    report = _report(tmp_path, [FakeUnit("c1", "B", 0, (1, 0)), FakeUnit("c2", "B", 0, (1,))])
+    caption = next(f.caption for f in report_figures(report) if f.name == "tokens")
+    assert caption.endswith(
+        "No tokens were counted (e.g. replayed answers), so every round sits at 0."
+    )
+    spec = _figure(report, "cost")
+    assert spec["title"] == "Calls vs defects (cost is $0)"
