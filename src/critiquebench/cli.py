@@ -79,6 +79,20 @@ def _setting(name: str, raw: str | None) -> Any:
         raise _fail(describe_errors(exc, {}, {name: raw})) from None
 
 
+def _stored_settings(output: Path, run_id: str) -> dict[str, Any]:
+    """The settings run ``run_id`` was started with; empty for an unknown or old run."""
+    from critiquebench.pipeline import ResultStore
+
+    try:
+        return like_settings(ResultStore(output), run_id)
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 def _load_prices(path: Path) -> PriceTable | None:
     from critiquebench.analysis import PriceFileError, load_prices
 
@@ -238,6 +252,7 @@ def _print_files(run_dir: Path) -> None:
 
 @app.command()
 def report(
+    ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The run to report on.")],
     output: OutputOption = None,
     prices: PricesOption = None,
@@ -246,10 +261,14 @@ def report(
     """Rebuild the report of a landed run from its Parquet files alone.
 
     Prints the per-arm table and writes report.json, report.html and lessons.md into
-    the run folder.
+    the run folder. Without --prices and --target, those the run was started with.
     """
     folder: Path = _setting("output", output)
-    built = _write_reports(folder, run_id, _setting("prices", prices), _setting("target", target))
+    given = _given(ctx, {"prices": prices, "target": target})
+    stored = _stored_settings(folder, run_id)
+    price_table: Path = _setting("prices", given["prices"] or stored.get("prices"))
+    goal: float = _setting("target", given["target"] or _text(stored.get("target")) or target)
+    built = _write_reports(folder, run_id, price_table, goal)
     _print_report(built)
     run_dir = folder / run_id
     console.print("\n" + "\n".join(str(run_dir / name) for name in _REPORT_FILES))

@@ -252,3 +252,22 @@ def test_importing_the_cli_imports_no_heavy_library() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_report_uses_the_runs_own_target_unless_given(tmp_path: Path) -> None:
+    from critiquebench.pipeline import finish_run, run_unit
+
+    replay = write_replay_file(tmp_path / "replay.jsonl", limit=2)
+    config = RunConfig(
+        suite="basic", limit=2, model=f"replay:{replay}", run_id="t-1",
+        output=tmp_path / "runs", cache=False, target=0.6,
+    )  # fmt: skip
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    finish_run(plan, failed=0)
+    report_json = config.output / "t-1" / "report.json"
+    for args, target in (([], 0.6), (["--target", "0.9"], 0.9)):
+        result = runner.invoke(app, ["report", "t-1", "--output", str(config.output), *args])
+        assert result.exit_code == 0, result.output
+        assert json.loads(report_json.read_text())["target"] == target
