@@ -1,16 +1,22 @@
-"""Flow ``ab-matrix``: run a suite through every arm, store rows, check them, report."""
+"""Flow ``ab-matrix``: run a suite through every arm, store rows, check them, report.
+
+Its parameters are the fields of ``RunConfig``, one each, generated from the model
+(see ``flow_parameters``): a deployment sets them flat in prefect.yaml and a run
+overrides any of them, e.g. ``prefect deployment run 'ab-matrix/smoke' --param limit=5``.
+"""
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import PrefectFuture, as_completed
+from pydantic_core import PydanticUndefined
 
 from critiquebench.pipeline import RunConfig, RunIncomplete, finish_run, start_run
 from critiquebench.progress import UnitProgress
@@ -18,32 +24,61 @@ from critiquebench.quality import QualityCheckFailed
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
 from tasks.run_unit import UnitDone, run_unit_task
-from tasks.runners import RunnerName, make_task_runner, started
+from tasks.runners import make_task_runner, started
+
+_COMPUTED = frozenset(
+    name for name, info in RunConfig.model_fields.items() if info.default is PydanticUndefined
+)
+"""Fields whose default is computed when a run starts (a new run id, the project's
+folders): their parameter defaults to None, "compute it then", so a deployment made
+on one machine does not freeze another machine's paths or one run's id."""
 
 
-@flow(name="ab-matrix")
-def ab_matrix(
-    config: RunConfig | None = None,
-    prices: str = "data/prices.json",
-    target: float = 0.80,
-    task_runner: RunnerName = "threads",
-    dask_address: str | None = None,
-) -> dict[str, Any]:
+def flow_parameters() -> list[inspect.Parameter]:
+    """One keyword parameter per ``RunConfig`` field: its type and default."""
+    parameters = []
+    for name, info in RunConfig.model_fields.items():
+        computed = name in _COMPUTED
+        annotation: Any = info.annotation
+        parameters.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None if computed else info.default,
+                annotation=annotation | None if computed else annotation,
+            )
+        )
+    return parameters
+
+
+def config_from_parameters(parameters: dict[str, Any]) -> RunConfig:
+    """The ``RunConfig`` of a flow run's parameters (None computes a computed field)."""
+    given = {k: v for k, v in parameters.items() if not (k in _COMPUTED and v is None)}
+    return RunConfig.model_validate(given)
+
+
+def _docstring() -> str:
+    """The flow's docstring, with one ``Args`` line per parameter for the Prefect UI."""
+    lines = [f"    {name}: {info.description}" for name, info in RunConfig.model_fields.items()]
+    return f"{_run_ab_matrix.__doc__}\n\nArgs:\n" + "\n".join(lines)
+
+
+def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     """Run cases x arms x reps through the critique loop, check the data, report per arm.
 
-    ``config`` holds every run setting (see ``RunConfig``; defaults: the ``basic``
-    suite, arms A and B, the local model). Re-running with an existing
-    ``config.run_id`` resumes that run: finished units are skipped, units recorded
-    with an infrastructure error run again, other experiment settings are refused.
-    Raises ``RunIncomplete`` when units are left unfinished (status ``incomplete``).
-    ``task_runner`` runs the units on threads of this process (``threads``), on Dask
-    worker processes (``dask``: a local cluster of ``config.max_concurrency`` workers,
-    or the scheduler at ``dask_address``) or on Ray (``ray``); see tasks/runners.py.
+    Every parameter is a field of ``RunConfig`` (defaults: the ``basic`` suite, arms A
+    and B, the local model). Re-running with an existing ``run_id`` resumes that run:
+    finished units are skipped, units recorded with an infrastructure error run
+    again, other experiment settings are refused. Raises ``RunIncomplete`` when units
+    are left unfinished (status ``incomplete``). ``task_runner`` runs the units on
+    threads of this process (``threads``), on Dask worker processes (``dask``: a local
+    cluster of ``max_concurrency`` workers, or the scheduler at ``dask_address``) or
+    on Ray (``ray``); see tasks/runners.py.
     """
-    config = config or RunConfig()
+    config = config_from_parameters(parameters)
     logger = get_run_logger()
     key = re.sub(r"[^a-z0-9-]+", "-", config.run_id.lower())
-    units_runner = make_task_runner(task_runner, config.max_concurrency, dask_address)
+    units_runner = make_task_runner(config.task_runner, config.max_concurrency, config.dask_address)
     plan = start_run(config)
     total = len(plan.work)
     logger.info(
@@ -71,7 +106,7 @@ def ab_matrix(
             logger.info("units finished: %d/%d (%s)", done, total, progress.eta_text())
     quality = check_quality_task(config.output, config.run_id, key)
     end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
-    write_reports_task(config.output, config.run_id, Path(prices), target, key)
+    write_reports_task(config.output, config.run_id, config.prices, config.target, key)
     if not quality.passed:
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":
@@ -82,3 +117,17 @@ def ab_matrix(
         "units_failed": failed,
         "worker_pids": sorted(workers),
     }
+
+
+_signature = inspect.Signature(flow_parameters(), return_annotation=dict[str, Any])
+_target: Any = _run_ab_matrix
+_target.__signature__ = _signature
+_target.__annotations__ = {p.name: p.annotation for p in _signature.parameters.values()}
+_target.__doc__ = _docstring()
+ab_matrix = flow(name="ab-matrix")(_run_ab_matrix)
+
+
+def run_ab_matrix(config: RunConfig) -> dict[str, Any]:
+    """Run the ``ab-matrix`` flow with the settings of ``config`` (its fields, flat)."""
+    result: dict[str, Any] = ab_matrix(**config.model_dump())
+    return result

@@ -12,14 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any, Literal, get_args
+from typing import Any
 
 from prefect.context import FlowRunContext
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
-RunnerName = Literal["threads", "dask", "ray"]
-RUNNERS: tuple[str, ...] = get_args(RunnerName)
+from critiquebench.pipeline import RUNNERS, RunnerName
+
+__all__ = ["RUNNERS", "RunnerName", "make_task_runner", "started"]
 
 
 def make_task_runner(

@@ -1,37 +1,39 @@
-"""The ``critiquebench`` command line."""
+"""The ``critiquebench`` command line.
+
+The options of ``run`` are generated from ``RunConfig`` (see ``critiquebench._options``);
+``--output``, ``--prices`` and ``--target`` of the other commands come from the same
+fields. Heavy libraries (Prefect, DuckDB, Great Expectations, LangGraph, Altair) are
+imported inside the commands that need them, so help and refusals answer at once.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from critiquebench.analysis import (
-    LESSONS_FILE,
-    PriceFileError,
-    PriceTable,
-    ReportFormatError,
-    RunReport,
-    build_report,
-    comparison_table,
-    connect,
-    load_prices,
-    read_report,
-    summary_table,
-    verdict_lines,
-    write_reports,
+from critiquebench._options import (
+    TypedNamesCommand,
+    describe_errors,
+    given_values,
+    keyword_parameter,
+    model_options,
+    typer_option,
+    typer_parameter,
+    with_parameters,
 )
-from critiquebench.critics import run_quorum_cli
-from critiquebench.models import MODEL_SPEC_HELP
-from critiquebench.pipeline import RunConfig, RunIncomplete, check_baseline, preflight
-from critiquebench.prefect_env import configure_prefect_environment
+from critiquebench.pipeline import RunConfig, check_baseline, preflight
+from critiquebench.pipeline._preflight import like_settings
+from critiquebench.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
+
+if TYPE_CHECKING:
+    from critiquebench.analysis import PriceTable, RunReport
 
 app = typer.Typer(
     help="Measure whether an LLM self-critique loop removes defects, and at what cost.",
@@ -42,19 +44,15 @@ app = typer.Typer(
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True)
 
-OutputOption = Annotated[Path, typer.Option("--output", "-o", help="Folder that holds every run.")]
-PricesOption = Annotated[
-    Path, typer.Option(help="Price table (USD per million tokens, per model).")
-]
+_RUN_OPTIONS = model_options(RunConfig)
+_OPTION = {option.field: option for option in _RUN_OPTIONS}
 
+OutputOption = Annotated[str | None, typer_option(_OPTION["output"])]
+PricesOption = Annotated[str | None, typer_option(_OPTION["prices"])]
+TargetOption = Annotated[str | None, typer_option(_OPTION["target"])]
+TARGET_DEFAULT = _OPTION["target"].default_text
 
 _REPORT_FILES = ("report.json", "report.html", "lessons.md")
-
-_RUNNERS: dict[str, Literal["threads", "dask", "ray"]] = {
-    "threads": "threads",
-    "dask": "dask",
-    "ray": "ray",
-}
 
 
 def _error(label: str, message: str) -> None:
@@ -71,34 +69,33 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def _check_target(value: float) -> float:
-    """The acceptance target is a fraction of defects removed: 0.8 means 80%."""
-    if not 0.0 < value <= 1.0:
-        raise _fail(
-            f"--target {value:g}: the target is a fraction in (0, 1], e.g. 0.8 for an "
-            "80% defect reduction"
-        )
-    return value
+def _setting(name: str, raw: str | None) -> Any:
+    """One ``RunConfig`` setting given as an option of another command, checked by the
+    field (e.g. ``--target 5`` is refused) and defaulted by it (e.g. ``--output``)."""
+    given = given_values([_OPTION[name]], {name: raw})
+    try:
+        return getattr(RunConfig.model_validate(given), name)
+    except ValidationError as exc:
+        raise _fail(describe_errors(exc, {}, {name: raw})) from None
 
 
-TargetOption = Annotated[
-    float,
-    typer.Option(
-        help="Acceptance criterion: the defect reduction an arm must reach, a fraction "
-        "in (0, 1] (0.8 = 80%).",
-        callback=_check_target,
-    ),
-]
+def _stored_settings(output: Path, run_id: str) -> dict[str, Any]:
+    """The settings run ``run_id`` was started with; empty for an unknown or old run."""
+    from critiquebench.pipeline import ResultStore
+
+    try:
+        return like_settings(ResultStore(output), run_id)
+    except (FileNotFoundError, ValueError):
+        return {}
 
 
-def _describe(error: ValidationError) -> str:
-    return "; ".join(
-        f"--{'-'.join(str(p) for p in item['loc']).replace('_', '-')}: {item['msg']}"
-        for item in error.errors()
-    )
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _load_prices(path: Path) -> PriceTable | None:
+    from critiquebench.analysis import PriceFileError, load_prices
+
     if not path.exists():
         errors.print(Text(f"no price table at {path}: costs are shown as 0"))
     try:
@@ -108,6 +105,8 @@ def _load_prices(path: Path) -> PriceTable | None:
 
 
 def _write_reports(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
+    from critiquebench.analysis import write_reports
+
     try:
         return write_reports(output, run_id, prices=_load_prices(prices), target=target).report
     except ValueError as exc:  # a run with no results
@@ -115,6 +114,8 @@ def _write_reports(output: Path, run_id: str, prices: Path, target: float) -> Ru
 
 
 def _flow_report(output: Path, run_id: str) -> RunReport | None:
+    from critiquebench.analysis import ReportFormatError, read_report
+
     try:
         return read_report(output, run_id)
     except (OSError, ReportFormatError):
@@ -122,108 +123,93 @@ def _flow_report(output: Path, run_id: str) -> RunReport | None:
 
 
 def _print_report(report: RunReport) -> None:
+    from critiquebench.analysis import summary_table, verdict_lines
+
     console.print(summary_table(report))
     for line in verdict_lines(report):
         console.print(line, highlight=False)
 
 
-@app.command()
-def run(
-    suite: Annotated[str, typer.Option(help="basic, humaneval, or a JSONL suite file.")] = "basic",
-    limit: Annotated[int | None, typer.Option(help="Use only the first N cases.")] = None,
-    arms: Annotated[str, typer.Option(help="Comma-separated arms, A = baseline.")] = "A,B",
-    reps: Annotated[int, typer.Option(help="Repetitions of each (case, arm).")] = 1,
-    retry_limit: Annotated[int, typer.Option(help="Maximum fix rounds per unit.")] = 3,
-    model: Annotated[str, typer.Option(help=f"Model: {MODEL_SPEC_HELP}.")] = "local",
-    max_concurrency: Annotated[int, typer.Option(help="Units run at once.")] = 2,
-    run_id: Annotated[
-        str | None, typer.Option(help="Run id; an existing id resumes that run.")
-    ] = None,
-    output: OutputOption = Path("data/runs"),
-    feedback: Annotated[
-        str, typer.Option(help="visible: loop sees feedback checks only; all: every check.")
-    ] = "visible",
-    token_budget: Annotated[int, typer.Option(help="Per-unit token budget (0 = none).")] = 20_000,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
-    max_tokens: Annotated[int, typer.Option(help="Generated-token cap per call.")] = 256,
-    stagnation_patience: Annotated[
-        int | None,
-        typer.Option(
-            help="Fix rounds without fewer failures before a loop stops (default: "
-            "the retry limit, i.e. never before the budget)."
-        ),
-    ] = None,
-    verifier_policy: Annotated[
-        str, typer.Option(help="An unusable critic reply counts as pass (fail_open) or fail.")
-    ] = "fail_open",
-    reviewers: Annotated[int, typer.Option(help="Quorum reviewers per finding (arm D).")] = 1,
-    quorum_threshold: Annotated[
-        int | None, typer.Option(help="Votes a quorum decision needs (default: a majority).")
-    ] = None,
-    cache: Annotated[
-        bool, typer.Option("--cache/--no-cache", help="Answer repeated calls from the cache.")
-    ] = True,
-    cache_dir: Annotated[Path, typer.Option(help="Folder of the call cache.")] = Path("data/cache"),
-    max_calls_in_flight: Annotated[
-        int | None, typer.Option(help="Model calls at once (default: safe for the provider).")
-    ] = None,
-    rpm: Annotated[int | None, typer.Option(help="Model calls per minute (default: safe).")] = None,
-    tpm: Annotated[int | None, typer.Option(help="Tokens per minute (default: safe).")] = None,
-    task_runner: Annotated[
-        str, typer.Option(help="Where units run: threads, dask or ray.")
-    ] = "threads",
-    dask_address: Annotated[
-        str | None, typer.Option(help="An existing Dask scheduler (with --task-runner dask).")
-    ] = None,
-    prices: PricesOption = Path("data/prices.json"),
-    target: TargetOption = 0.80,
-) -> None:
-    """Run the A/B matrix (the ``ab-matrix`` Prefect flow) and print the per-arm report.
+def run_config(
+    values: dict[str, Any], like: str | None, typed: dict[str, str] | None = None
+) -> RunConfig:
+    """The configuration of ``critiquebench run``: the options given (``values``, as
+    typed; None = not given) over the settings of run ``like``, over the defaults."""
+    given = given_values(_RUN_OPTIONS, values)
+    base: dict[str, Any] = {}
+    if like:
+        from critiquebench.pipeline import ResultStore
+
+        output = given.get("output") or default_output()
+        base = like_settings(ResultStore(Path(output)), like)
+    raw = {name: value for name, value in values.items() if value is not None}
+    try:
+        return RunConfig.model_validate({**base, **given})
+    except ValidationError as exc:
+        raise _fail(describe_errors(exc, typed or {}, raw)) from None
+
+
+def _given(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
+    """The options the user set (on the command line or through their environment
+    variable); the others are None, so ``--like`` settings and defaults apply."""
+    unset = ("DEFAULT", "DEFAULT_MAP")
+    sources = {name: ctx.get_parameter_source(name) for name in values}
+    return {
+        name: None if source is None or source.name in unset else value
+        for (name, value), source in zip(values.items(), sources.values(), strict=True)
+    }
+
+
+def run(**values: Any) -> None:
+    """Run the A/B matrix (the ab-matrix Prefect flow) and print the per-arm report.
+
+    Every option but --like is a field of RunConfig; 'none' unsets an optional one.
+    --like RUN_ID starts a new run with the settings of RUN_ID's first start; options
+    given with it override those settings.
 
     Exit codes: 0 completed; 1 failed (data-quality checks or an unexpected error);
     2 bad input, refused before any work (options, suite, replay file, a resume with
     other experiment settings); 3 incomplete (units failed for infrastructure reasons:
     rerun with the same --run-id to retry only them).
     """
-    settings: dict[str, Any] = {
-        "suite": suite,
-        "limit": limit,
-        "arms": arms,
-        "reps": reps,
-        "retry_limit": retry_limit,
-        "model": model,
-        "max_concurrency": max_concurrency,
-        "output": output,
-        "feedback": feedback,
-        "token_budget": token_budget or None,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
-        "stagnation_patience": stagnation_patience,
-        "verifier_policy": verifier_policy,
-        "reviewers": reviewers,
-        "quorum_threshold": quorum_threshold,
-        "cache": cache,
-        "cache_dir": cache_dir,
-        "max_calls_in_flight": max_calls_in_flight,
-        "requests_per_minute": rpm,
-        "tokens_per_minute": tpm,
-    }
-    if run_id:
-        settings["run_id"] = run_id
+    ctx: typer.Context = values.pop("ctx")
+    like: str | None = values.pop("like")
     try:
-        config = RunConfig.model_validate(settings)
+        config = run_config(_given(ctx, values), like, ctx.meta.get("typed_options"))
         check_baseline(config)
         # A bad model spec, suite, replay file or resume is refused before Prefect starts.
         preflight(config)
-    except ValidationError as exc:
-        raise _fail(_describe(exc)) from None
     except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
-    runner = _RUNNERS.get(task_runner)
-    if runner is None:
-        raise _fail(f"--task-runner must be threads, dask or ray, not {task_runner!r}")
-    configure_prefect_environment(Path(".prefect"))
-    from flows.ab_matrix import ab_matrix  # imported late: Prefect reads its env at import
+    _execute(config)
+
+
+_LIKE = typer.Option(
+    "--like",
+    metavar="RUN_ID",
+    help="Start a new run with exactly the settings of RUN_ID (found under --output); "
+    "options given here override them.",
+)
+app.command(cls=TypedNamesCommand)(
+    with_parameters(
+        run,
+        [
+            keyword_parameter("ctx", typer.Context),
+            keyword_parameter("like", Annotated[str | None, _LIKE], None),
+            *map(typer_parameter, _RUN_OPTIONS),
+        ],
+    )
+)
+
+
+def _execute(config: RunConfig) -> None:
+    """Run the flow for ``config``, then print the report and the files written."""
+    from critiquebench.pipeline import RunIncomplete
+    from critiquebench.prefect_env import configure_prefect_environment
+
+    # Prefect's temporary server cannot create its database in a missing folder.
+    configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
+    from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env at import
 
     console.print(
         f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
@@ -231,19 +217,14 @@ def run(
     )
     problem: Exception | None = None
     try:
-        ab_matrix(
-            config,
-            prices=str(prices),
-            target=target,
-            task_runner=runner,
-            dask_address=dask_address,
-        )
+        run_ab_matrix(config)
     except Exception as exc:  # failed units or failed quality checks: report what landed
         problem = exc
     # A flow that finished wrote report.json: print those numbers, do not compute them
     # again. One that stopped early may not have, so build the report from what landed.
     built = _flow_report(config.output, config.run_id) if problem is None else None
-    _print_report(built or _write_reports(config.output, config.run_id, prices, target))
+    report = built or _write_reports(config.output, config.run_id, config.prices, config.target)
+    _print_report(report)
     _print_files(config.output / config.run_id)
     # Prefect's shutdown of its temporary server can end the process without the
     # usual buffer flush; a report that never reaches a redirected file is useless.
@@ -267,44 +248,58 @@ def _print_files(run_dir: Path) -> None:
     escalations = run_dir / "escalations"
     if escalations.exists():
         console.print(f"  {escalations}/  ({len(list(escalations.glob('*.md')))} record(s))")
+    from critiquebench.analysis import LESSONS_FILE
+
     if (run_dir.parent / LESSONS_FILE).exists():
         console.print(f"  {run_dir.parent / LESSONS_FILE}  (lessons across runs)")
 
 
 @app.command()
 def report(
+    ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="The run to report on.")],
-    output: OutputOption = Path("data/runs"),
-    prices: PricesOption = Path("data/prices.json"),
-    target: TargetOption = 0.80,
+    output: OutputOption = None,
+    prices: PricesOption = None,
+    target: TargetOption = TARGET_DEFAULT,
 ) -> None:
     """Rebuild the report of a landed run from its Parquet files alone.
 
     Prints the per-arm table and writes report.json, report.html and lessons.md into
-    the run folder.
+    the run folder. Without --prices and --target, those the run was started with.
     """
-    built = _write_reports(output, run_id, prices, target)
+    folder: Path = _setting("output", output)
+    given = _given(ctx, {"prices": prices, "target": target})
+    stored = _stored_settings(folder, run_id)
+    price_table: Path = _setting("prices", given["prices"] or stored.get("prices"))
+    goal: float = _setting("target", given["target"] or _text(stored.get("target")) or target)
+    built = _write_reports(folder, run_id, price_table, goal)
     _print_report(built)
-    run_dir = output / run_id
+    run_dir = folder / run_id
     console.print("\n" + "\n".join(str(run_dir / name) for name in _REPORT_FILES))
-    console.print(f"{output / LESSONS_FILE}  (lessons across runs)")
+    from critiquebench.analysis import LESSONS_FILE
+
+    console.print(f"{folder / LESSONS_FILE}  (lessons across runs)")
 
 
 @app.command()
 def compare(
     run_a: Annotated[str, typer.Argument(help="First run (e.g. one model).")],
     run_b: Annotated[str, typer.Argument(help="Second run (e.g. another model).")],
-    output: OutputOption = Path("data/runs"),
-    prices: PricesOption = Path("data/prices.json"),
-    target: TargetOption = 0.80,
+    output: OutputOption = None,
+    prices: PricesOption = None,
+    target: TargetOption = TARGET_DEFAULT,
 ) -> None:
     """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost."""
-    table = _load_prices(prices)
-    connection = connect(output)
-    reports = [build_report(connection, run, prices=table, target=target) for run in (run_a, run_b)]
+    from critiquebench.analysis import build_report, comparison_table, connect
+
+    folder: Path = _setting("output", output)
+    table = _load_prices(_setting("prices", prices))
+    goal: float = _setting("target", target)
+    connection = connect(folder)
+    reports = [build_report(connection, run, prices=table, target=goal) for run in (run_a, run_b)]
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
-            raise _fail(f"no results for run {run!r} under {output}")
+            raise _fail(f"no results for run {run!r} under {folder}")
     console.print(comparison_table(reports[0], reports[1]))
 
 
@@ -319,6 +314,8 @@ def quorum(
     threshold: Annotated[int, typer.Option(help="Votes a decision needs.")] = 2,
 ) -> None:
     """Tally reviewers' votes per finding; exit 1 if any finding is KILL or UNVERIFIED."""
+    from critiquebench.critics import run_quorum_cli
+
     text = sys.stdin.read() if stdin else None
     printed, code = run_quorum_cli(None if stdin else list(vote_files or []), text, threshold)
     console.print(printed, highlight=False, markup=False)
@@ -365,6 +362,8 @@ def validate_suite(
 
 def _sql_error(error: Exception) -> str:
     """DuckDB's message on one line, saying why a refused statement was refused."""
+    import duckdb
+
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     refused = isinstance(error, duckdb.PermissionException) or "read-only mode" in first
     if refused:
@@ -378,19 +377,21 @@ def sql(
         str | None,
         typer.Argument(help="SQL over the views runs, cases, attempts, calls; omit for help."),
     ] = None,
-    output: OutputOption = Path("data/runs"),
+    output: OutputOption = None,
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
 ) -> None:
     """Run a read-only SQL query over every run's tables, or show how to open a session."""
-    # Imported here, not at the top, until critiquebench.analysis re-exports these.
+    import duckdb
+
     from critiquebench.analysis._sql import interactive_help, query_table
 
+    folder: Path = _setting("output", output)
     if query is None:
         # soft_wrap: the commands must stay on one line to be copied; markup off for paths.
-        console.print(interactive_help(output), markup=False, highlight=False, soft_wrap=True)
+        console.print(interactive_help(folder), markup=False, highlight=False, soft_wrap=True)
         return
     try:
-        table, note = query_table(output, query, max_rows=max_rows)
+        table, note = query_table(folder, query, max_rows=max_rows)
     except duckdb.Error as exc:
         raise _fail(f"query failed: {_sql_error(exc)}") from None
     console.print(table)
@@ -400,13 +401,13 @@ def sql(
 @app.command()
 def check(
     run_id: Annotated[str, typer.Argument(help="The run to check.")],
-    output: OutputOption = Path("data/runs"),
+    output: OutputOption = None,
 ) -> None:
     """Check a landed run's tables against the data-quality expectations (exit 1 on failure)."""
     # Imported here: Great Expectations takes seconds to import; only this command needs it.
     from critiquebench.quality import check_command
 
-    raise typer.Exit(code=check_command(run_id, output))
+    raise typer.Exit(code=check_command(run_id, _setting("output", output)))
 
 
 @app.command()
@@ -422,7 +423,7 @@ def selftest(
     het: Annotated[float, typer.Option(help="Case heterogeneity (logit-scale SD).")] = 1.0,
     noise: Annotated[float, typer.Option(help="Rep-to-rep noise (logit-scale SD).")] = 0.3,
     regress: Annotated[float, typer.Option(help="P(a fix round breaks the answer).")] = 0.05,
-    target: TargetOption = 0.80,
+    target: TargetOption = TARGET_DEFAULT,
     seed: Annotated[int, typer.Option(help="Seed of the first experiment.")] = 0,
     statistical: Annotated[
         int, typer.Option(min=0, help="Extra statistics-only experiments per reps (0: none).")
@@ -445,6 +446,7 @@ def selftest(
     )
     from critiquebench.models import SimParams, SimSpecError
 
+    goal: float = _setting("target", target)
     try:
         params = SimParams(draft=draft, fix=fix, het=het, noise=noise, regress=regress)
         params.validate()
@@ -455,13 +457,13 @@ def selftest(
     for count in rep_counts:
         settings = SelftestSettings(
             params=params, experiments=experiments, reps=count, cases=cases,
-            retry_limit=retry_limit, target=target, first_seed=seed,
+            retry_limit=retry_limit, target=goal, first_seed=seed,
         )  # fmt: skip
         results.append(run_selftest(settings))
         if statistical:
             bulk = SelftestSettings(
                 params=params, experiments=statistical, reps=count, retry_limit=retry_limit,
-                target=target, first_seed=seed, resamples=1_000,
+                target=goal, first_seed=seed, resamples=1_000,
             )  # fmt: skip
             results.append(simulate_selftest(bulk, n_cases=results[-1].outcomes[0].n_cases))
     console.print(selftest_table(results))
@@ -470,7 +472,7 @@ def selftest(
 @app.command()
 def power(
     effect: Annotated[float, typer.Option(help="The true defect reduction to plant.")],
-    target: TargetOption = 0.80,
+    target_option: TargetOption = TARGET_DEFAULT,
     reps: Annotated[int, typer.Option(min=1, help="Reps per (case, arm).")] = 3,
     cases: Annotated[
         int | None, typer.Option(min=1, help="Number of cases; omit to search for the fewest.")
@@ -495,6 +497,7 @@ def power(
     )
     from critiquebench.models import SimParams, SimSpecError
 
+    target: float = _setting("target", target_option)
     try:
         base = SimParams(draft=draft, het=het, noise=noise)
         base.validate()

@@ -8,7 +8,7 @@ import pytest
 
 from critiquebench.analysis import arm_summaries, connect, read_report
 from critiquebench.pipeline import RunConfig
-from flows.ab_matrix import ab_matrix
+from flows.ab_matrix import run_ab_matrix
 from tests.helpers import hollow_then_fixed_replay
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -20,7 +20,7 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
     config = RunConfig(
         suite="basic", limit=3, model=f"replay:{replay}", output=output, run_id="flow-1"
     )
-    result = ab_matrix(config)
+    result = run_ab_matrix(config)
     assert result["run_id"] == "flow-1"
     db = connect(output)
     assert db.execute("SELECT count(*) FROM cases").fetchone() == (6,)
@@ -50,11 +50,11 @@ def test_rerun_with_the_same_run_id_resumes_without_duplicates(tmp_path: Path) -
     config = RunConfig(
         suite="basic", limit=2, model=f"replay:{replay}", output=output, run_id="resume-1"
     )
-    ab_matrix(config)
+    run_ab_matrix(config)
     cases_dir = output / "resume-1" / "cases"
     lost = sorted(cases_dir.glob("*.parquet"))[0]
     lost.unlink()  # as if the process died before this unit's cases row landed
-    ab_matrix(config)
+    run_ab_matrix(config)
     db = connect(output)
     assert db.execute(
         "SELECT count(*), count(DISTINCT (case_id, arm, rep)) FROM cases"

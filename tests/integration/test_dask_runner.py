@@ -11,7 +11,7 @@ import pytest
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import RunConfig, dependencies_for
-from flows.ab_matrix import ab_matrix
+from flows.ab_matrix import run_ab_matrix
 from tests.integration.replay_run import write_replay_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
@@ -22,7 +22,7 @@ OUTCOME_SQL = """
 """
 
 
-def _config(tmp_path: Path, run_id: str, limit: int) -> RunConfig:
+def _config(tmp_path: Path, run_id: str, limit: int, **execution: Any) -> RunConfig:
     replay = write_replay_file(tmp_path / f"replay-{limit}.jsonl", limit=limit)
     return RunConfig(
         suite="basic",
@@ -33,6 +33,7 @@ def _config(tmp_path: Path, run_id: str, limit: int) -> RunConfig:
         output=tmp_path / "runs",
         cache_dir=tmp_path / "cache",
         run_id=run_id,
+        **execution,
     )
 
 
@@ -58,8 +59,8 @@ def cluster() -> Iterator[Any]:
 
 
 def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) -> None:
-    threads = ab_matrix(_config(tmp_path, "threads-1", limit=3))
-    dask = ab_matrix(_config(tmp_path, "dask-1", limit=3), task_runner="dask")
+    threads = run_ab_matrix(_config(tmp_path, "threads-1", limit=3))
+    dask = run_ab_matrix(_config(tmp_path, "dask-1", limit=3, task_runner="dask"))
     assert threads["worker_pids"] == [os.getpid()]
     assert dask["worker_pids"] and os.getpid() not in dask["worker_pids"]
     assert len(dask["worker_pids"]) <= 2  # n_workers = max_concurrency
@@ -79,10 +80,14 @@ def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) ->
 def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, cluster: Any) -> None:
     from distributed import Client
 
-    result = ab_matrix(
-        _config(tmp_path, "dask-address-1", limit=4),
-        task_runner="dask",
-        dask_address=cluster.scheduler_address,
+    result = run_ab_matrix(
+        _config(
+            tmp_path,
+            "dask-address-1",
+            limit=4,
+            task_runner="dask",
+            dask_address=cluster.scheduler_address,
+        )
     )
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)
@@ -103,10 +108,14 @@ def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cl
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
-        result = ab_matrix(
-            _config(tmp_path, "temporary-api-1", limit=1),
-            task_runner="dask",
-            dask_address=cluster.scheduler_address,
+        result = run_ab_matrix(
+            _config(
+                tmp_path,
+                "temporary-api-1",
+                limit=1,
+                task_runner="dask",
+                dask_address=cluster.scheduler_address,
+            )
         )
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = list(client.run(os.getpid).values())
@@ -134,5 +143,5 @@ def _is_server(process: Any) -> bool:
 
 
 def test_an_address_without_the_dask_runner_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="dask_address needs task_runner='dask'"):
-        ab_matrix(_config(tmp_path, "refused-1", limit=1), dask_address="tcp://127.0.0.1:1")
+    with pytest.raises(ValueError, match="dask_address needs task_runner 'dask'"):
+        _config(tmp_path, "refused-1", limit=1, dask_address="tcp://127.0.0.1:1")

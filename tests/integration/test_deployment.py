@@ -152,10 +152,8 @@ def test_deploy_run_smoke_on_a_process_worker(prefect_env: dict[str, str], tmp_p
     assert smoke["pull_steps"] == [{PULL_STEP: {"directory": "{{ $CRITIQUEBENCH_HOME }}"}}]
 
     replay = write_replay_file(tmp_path / "replay.jsonl", limit=2)
-    config = {
-        "suite": "basic",
-        "limit": 2,
-        "arms": ["A", "B"],
+    # Flat parameters, merged over the deployment's own (suite, arms, reps, limit 3).
+    settings = {
         "model": f"replay:{replay}",
         # Relative to the project: the rows land in tmp_path only if the pull step
         # moved the run from the worker's folder (tmp_path) into CRITIQUEBENCH_HOME.
@@ -169,7 +167,9 @@ def test_deploy_run_smoke_on_a_process_worker(prefect_env: dict[str, str], tmp_p
         "run",
         "ab-matrix/smoke",
         "--params",
-        json.dumps({"config": config}),
+        json.dumps(settings),
+        "--param",
+        "limit=2",
     )
     match = re.search(r"UUID:\s*([0-9a-f-]{36})", started)
     assert match, started
@@ -180,7 +180,8 @@ def test_deploy_run_smoke_on_a_process_worker(prefect_env: dict[str, str], tmp_p
     flow_run = _inspect(prefect_env, "flow-run", flow_run_id)
     worker_log = (tmp_path / "worker.log").read_text()
     assert flow_run["state"]["type"] == "COMPLETED", worker_log
-    assert flow_run["parameters"]["config"]["run_id"] == "deployed-1"
+    assert flow_run["parameters"]["run_id"] == "deployed-1"
+    assert (flow_run["parameters"]["limit"], flow_run["parameters"]["suite"]) == (2, "basic")
     db = connect(tmp_path / "runs")
     cases = db.execute("SELECT run_id, count(*) FROM cases GROUP BY run_id").fetchall()
     assert cases == [("deployed-1", 4)]

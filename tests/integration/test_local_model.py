@@ -8,7 +8,7 @@ import pytest
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import RunConfig
-from flows.ab_matrix import ab_matrix
+from flows.ab_matrix import run_ab_matrix
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
@@ -23,7 +23,7 @@ def test_local_model_smoke_two_cases_arms_a_and_b(tmp_path: Path) -> None:
         run_id="local-1",
         cache_dir=tmp_path / "cache",
     )
-    ab_matrix(config)
+    run_ab_matrix(config)
     db = connect(output)
     rows = db.execute(
         "SELECT arm, count(*), min(tokens_in), min(tokens_out), min(calls) FROM cases "

@@ -12,7 +12,7 @@ import pytest
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import RunConfig
-from flows.ab_matrix import ab_matrix
+from flows.ab_matrix import run_ab_matrix
 from tests.integration.replay_run import write_replay_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
@@ -44,7 +44,7 @@ def test_units_run_in_ray_worker_processes(tmp_path: Path) -> None:
         cache_dir=tmp_path / "cache",
         run_id="ray-1",
     )
-    result = ab_matrix(config, task_runner="ray")
+    result = run_ab_matrix(config.model_copy(update={"task_runner": "ray"}))
     assert result["worker_pids"] and os.getpid() not in result["worker_pids"]
     db = connect(tmp_path / "runs")
     assert db.execute("SELECT count(*) FROM cases").fetchone() == (4,)

@@ -72,7 +72,7 @@ def test_quorum_cli_exit_codes(tmp_path: Path) -> None:
 def test_unknown_task_runner_is_rejected_before_any_work() -> None:
     result = runner.invoke(app, ["run", "--task-runner", "spark"])
     assert result.exit_code == 2
-    assert "threads, dask or ray" in result.output
+    assert "--task-runner spark: Input should be 'threads', 'dask' or 'ray'" in result.output
 
 
 def test_errors_print_user_text_literally_not_as_rich_markup() -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.pipeline import (
     EXECUTION_FIELDS,
+    SCHEMA_VERSION,
     ConfigMismatchError,
     ReplayCoverageError,
     ResultStore,
@@ -56,7 +57,7 @@ def test_runs_row_stores_the_full_config_and_its_hash(tmp_path: Path) -> None:
     (row,) = ResultStore(config.output).run_rows("full-1")
     assert RunConfig.model_validate_json(row["config_json"]) == config
     assert row["experiment_hash"] == config.experiment_hash()
-    assert row["schema_version"] == 2 and row["status"] == "completed"
+    assert row["schema_version"] == SCHEMA_VERSION and row["status"] == "completed"
 
 
 def test_resume_with_other_experiment_settings_is_refused_before_any_work(

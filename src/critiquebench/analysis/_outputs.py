@@ -16,6 +16,7 @@ from critiquebench.analysis._report import build_report
 from critiquebench.analysis._report_types import RunReport
 from critiquebench.analysis._views import connect
 from critiquebench.pipeline import ResultStore
+from critiquebench.project import DEFAULT_TARGET
 
 REPORT_JSON = "report.json"
 
@@ -32,7 +33,7 @@ class ReportFiles:
 
 
 def write_reports(
-    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = 0.80
+    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
 ) -> ReportFiles:
     """Build the report of ``output/run_id`` and write report.json, report.html, lessons.md,
     then record the run in the project lessons ``output/LESSONS.md`` (idempotently).
@@ -53,7 +54,7 @@ def write_reports(
 
 
 def render_html_report(
-    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = 0.80
+    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
 ) -> Path:
     """Write the report files of a run and return the path of its ``report.html``.
 

@@ -39,6 +39,7 @@ from critiquebench.analysis._stats import (
     clustered_mcnemar,
     decide_acceptance,
 )
+from critiquebench.project import DEFAULT_TARGET
 
 CONFIDENCE = 0.95
 SEED = 0
@@ -64,7 +65,7 @@ def build_report(
     run_id: str,
     *,
     prices: PriceTable | None = None,
-    target: float = 0.80,
+    target: float = DEFAULT_TARGET,
     resamples: int = 10_000,
 ) -> RunReport:
     """Compute the whole report of one run from the DuckDB views.
@@ -242,7 +243,7 @@ def arm_summaries(
     run_id: str,
     *,
     prices: PriceTable | None = None,
-    target: float = 0.80,
+    target: float = DEFAULT_TARGET,
     resamples: int = 10_000,
 ) -> tuple[ArmSummary, ...]:
     """Per-arm numbers of one run, with paired statistics against arm A."""

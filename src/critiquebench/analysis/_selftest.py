@@ -47,6 +47,7 @@ from critiquebench.pipeline import (
     finish_run,
     start_run,
 )
+from critiquebench.project import DEFAULT_TARGET
 from critiquebench.suites import Case
 
 # Heterogeneous cases (het = 1 on the logit scale: a case one SD harder has its odds
@@ -65,7 +66,7 @@ class SelftestSettings:
     reps: int = 3
     cases: int | None = None
     retry_limit: int = 2
-    target: float = 0.80
+    target: float = DEFAULT_TARGET
     resamples: int = 2_000
     first_seed: int = 0
     workers: int = 2

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from critiquebench.analysis._bootstrap import bca_interval, resampled_sums
 from critiquebench.analysis._mcnemar import McNemarResult, clustered_mcnemar, mcnemar_exact
+from critiquebench.project import DEFAULT_TARGET
 
 __all__ = [
     "MIN_CASES",
@@ -270,7 +271,7 @@ def paired_bootstrap_reduction(
     return ReductionEstimate(estimate, low, high, n, int(draws.size), dropped, confidence, note, n)
 
 
-def decide_acceptance(estimate: ReductionEstimate, target: float = 0.80) -> Acceptance:
+def decide_acceptance(estimate: ReductionEstimate, target: float = DEFAULT_TARGET) -> Acceptance:
     """Judge a reduction against a target, and say why.
 
     ``met`` when the whole interval is at or above the target, ``not met`` when it
@@ -294,6 +295,6 @@ def decide_acceptance(estimate: ReductionEstimate, target: float = 0.80) -> Acce
     return Acceptance("inconclusive", f"the interval straddles the {target:.0%} target")
 
 
-def acceptance(estimate: ReductionEstimate, target: float = 0.80) -> Verdict:
+def acceptance(estimate: ReductionEstimate, target: float = DEFAULT_TARGET) -> Verdict:
     """The verdict of :func:`decide_acceptance` alone."""
     return decide_acceptance(estimate, target).verdict

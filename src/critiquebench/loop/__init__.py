@@ -1,7 +1,13 @@
-"""The structural self-critique loop (LangGraph)."""
+"""The structural self-critique loop (LangGraph).
 
+The graph (``_graph``) is imported on first use: LangGraph takes about a second to
+import, and settings, checks and reports need only the loop's types.
+"""
+
+from typing import TYPE_CHECKING
+
+from critiquebench._lazy import lazy_exports
 from critiquebench.loop._extract import diff_summary, extract_code, normalise
-from critiquebench.loop._graph import build_graph, initial_state, run_loop
 from critiquebench.loop._nodes import LoopDependencies, provider_error, sampling_seed
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
@@ -20,6 +26,13 @@ from critiquebench.loop._state import (
     HaltReason,
     LoopOutcome,
     LoopSettings,
+)
+
+if TYPE_CHECKING:
+    from critiquebench.loop._graph import build_graph, initial_state, run_loop
+
+__getattr__, __dir__ = lazy_exports(
+    __name__, dict.fromkeys(("build_graph", "initial_state", "run_loop"), "_graph")
 )
 
 __all__ = [

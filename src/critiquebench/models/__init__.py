@@ -1,5 +1,8 @@
 """Model providers: one small interface, several backends."""
 
+from typing import TYPE_CHECKING
+
+from critiquebench._lazy import lazy_exports
 from critiquebench.models._cache import CachingProvider, CallCache, cache_key
 from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
 from critiquebench.models._limiter import LimitedProvider, RateLimiter, RateLimits
@@ -30,12 +33,22 @@ from critiquebench.models._replay import (
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
-from critiquebench.models._sim import (
-    SimParams,
-    SimProvider,
-    SimSpecError,
-    true_reduction,
-    unit_states,
+
+if TYPE_CHECKING:
+    from critiquebench.models._sim import (
+        SimParams,
+        SimProvider,
+        SimSpecError,
+        true_reduction,
+        unit_states,
+    )
+
+# The simulated model needs numpy; commands that never simulate do not import it.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    dict.fromkeys(
+        ("SimParams", "SimProvider", "SimSpecError", "true_reduction", "unit_states"), "_sim"
+    ),
 )
 
 __all__ = [

@@ -1,6 +1,20 @@
-"""The experiment: expanding the matrix, running units, and storing rows as Parquet."""
+"""The experiment: expanding the matrix, running units, and storing rows as Parquet.
 
-from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig, new_run_id
+Running units (``_run``, ``_units``) needs the loop (LangGraph), the tables need
+pyarrow: those names are imported on first use, so reading a ``RunConfig`` or
+refusing one stays fast.
+"""
+
+from typing import TYPE_CHECKING
+
+from critiquebench._lazy import lazy_exports
+from critiquebench.pipeline._config import (
+    EXECUTION_FIELDS,
+    RUNNERS,
+    RunConfig,
+    RunnerName,
+    new_run_id,
+)
 from critiquebench.pipeline._preflight import (
     ConfigMismatchError,
     MissingBaselineError,
@@ -11,23 +25,35 @@ from critiquebench.pipeline._preflight import (
     check_same_experiment,
     preflight,
 )
-from critiquebench.pipeline._run import (
-    RunEnd,
-    RunIncomplete,
-    RunPlan,
-    RunStatus,
-    UnitWritten,
-    dependencies_for,
-    finish_run,
-    run_unit,
-    start_run,
-)
-from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
-from critiquebench.pipeline._store import ResultStore
-from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
+
+if TYPE_CHECKING:
+    from critiquebench.pipeline._run import (
+        RunEnd,
+        RunIncomplete,
+        RunPlan,
+        RunStatus,
+        UnitWritten,
+        dependencies_for,
+        finish_run,
+        run_unit,
+        start_run,
+    )
+    from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
+    from critiquebench.pipeline._store import ResultStore
+    from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
+
+_RUN = ("RunEnd", "RunIncomplete", "RunPlan", "RunStatus", "UnitWritten", "dependencies_for")
+_LAZY = {
+    **dict.fromkeys(("SCHEMA_VERSION", "TABLES", "Column", "arrow_schema"), "_schema"),
+    "ResultStore": "_store",
+    **dict.fromkeys((*_RUN, "finish_run", "run_unit", "start_run"), "_run"),
+    **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "EXECUTION_FIELDS",
+    "RUNNERS",
     "SCHEMA_VERSION",
     "TABLES",
     "Column",
@@ -40,6 +66,7 @@ __all__ = [
     "RunIncomplete",
     "RunPlan",
     "RunStatus",
+    "RunnerName",
     "Unit",
     "UnitRows",
     "UnitWritten",

@@ -8,13 +8,26 @@ import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from critiquebench.critics import CriticSettings, VerifierPolicy
 from critiquebench.loop import ARMS, Arm, FeedbackMode, LoopSettings
-from critiquebench.models import RateLimits, default_rate_limits, is_cacheable
+from critiquebench.models import MODEL_SPEC_HELP, RateLimits, default_rate_limits, is_cacheable
+from critiquebench.project import (
+    CACHE_VARIABLE,
+    DEFAULT_TARGET,
+    OUTPUT_VARIABLE,
+    PRICES_VARIABLE,
+    default_cache_dir,
+    default_output,
+    default_prices,
+)
+
+RunnerName = Literal["threads", "dask", "ray"]
+"""Where units run: threads of the flow's process, a Dask cluster or Ray (tasks/runners.py)."""
+RUNNERS: tuple[str, ...] = get_args(RunnerName)
 
 
 @dataclass(frozen=True)
@@ -42,16 +55,28 @@ EXECUTION_FIELDS: frozenset[str] = frozenset(
         "max_calls_in_flight",
         "requests_per_minute",
         "tokens_per_minute",
+        "task_runner",
+        "dask_address",
+        "prices",
+        "target",
     }
 )
-"""Settings that change where and how fast a run executes, never what it measures:
-its identity and folder, parallelism, rate limits and the call cache (a cache hit
-returns the answer the same call got before). Every other field of ``RunConfig`` is
-an *experiment* setting: resuming a run with a different one is refused."""
+"""Settings that change where and how fast a run executes or how its rows are
+reported, never what it measures: its identity and folder, parallelism, task runner,
+rate limits, the call cache (a cache hit returns the answer the same call got
+before), the price table and the acceptance target. Every other field of
+``RunConfig`` is an *experiment* setting: resuming a run with a different one is
+refused."""
 
 
 class RunConfig(BaseModel):
-    """Everything that defines a run of the A/B matrix."""
+    """Everything that defines a run of the A/B matrix: the one declaration of a setting.
+
+    The options of ``critiquebench run``, the parameters of the ``ab-matrix`` flow and
+    the configuration columns of the ``runs`` table are generated from these fields
+    (name, type, default, description, constraints). ``None`` means "not set" for
+    every optional field (e.g. no token budget); the CLI spells it ``none``.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -62,12 +87,23 @@ class RunConfig(BaseModel):
     arms: tuple[Arm, ...] = Field(("A", "B"), description="Arms to compare; A is the baseline.")
     reps: int = Field(1, ge=1, description="Repetitions of each (case, arm).")
     retry_limit: int = Field(3, ge=0, le=20, description="Maximum fix rounds per unit.")
-    model: str = Field("local", description="Model spec: local, local:PATH.gguf, replay:PATH.")
+    model: str = Field("local", description=f"Model: {MODEL_SPEC_HELP}.")
     max_concurrency: int = Field(2, ge=1, le=256, description="Units run at once.")
-    run_id: str = Field(default_factory=new_run_id, description="Reuse an id to resume a run.")
-    output: Path = Field(Path("data/runs"), description="Folder that holds every run.")
-    feedback: FeedbackMode = Field("visible", description="visible or all (see SPEC 4.3).")
-    token_budget: int | None = Field(20_000, ge=1, description="Per-unit token budget.")
+    run_id: str = Field(
+        default_factory=new_run_id,
+        description="Run id (default: a new one); an existing id resumes that run.",
+    )
+    output: Path = Field(
+        default_factory=default_output,
+        description="Folder that holds every run (default: data/runs of the project, "
+        f"or ${OUTPUT_VARIABLE}).",
+    )
+    feedback: FeedbackMode = Field(
+        "visible", description="visible: the loop sees feedback checks only; all: every check."
+    )
+    token_budget: int | None = Field(
+        20_000, ge=1, description="Per-unit token budget (none: no budget)."
+    )
     temperature: float = Field(0.7, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(256, ge=16, description="Generated-token cap per call.")
     verifier_policy: VerifierPolicy = Field(
@@ -75,24 +111,49 @@ class RunConfig(BaseModel):
     )
     reviewers: int = Field(1, ge=1, le=9, description="Quorum reviewers per finding (arm D).")
     quorum_threshold: int | None = Field(
-        None, ge=1, description="Votes a quorum decision needs (None: a majority)."
+        None, ge=1, description="Votes a quorum decision needs (none: a majority)."
     )
     stagnation_patience: int | None = Field(
         None,
         ge=1,
         description="Fix rounds in a row without fewer failures before the loop stops "
-        "(None: the retry limit, so stagnation never cuts the budget short).",
+        "(none: the retry limit, so stagnation never cuts the budget short).",
     )
     cache: bool = Field(True, description="Answer repeated calls from the call cache.")
-    cache_dir: Path = Field(Path("data/cache"), description="Folder of the call cache.")
+    cache_dir: Path = Field(
+        default_factory=default_cache_dir,
+        description="Folder of the call cache (default: data/cache of the project, "
+        f"or ${CACHE_VARIABLE}).",
+    )
     max_calls_in_flight: int | None = Field(
-        None, ge=1, description="Model calls at once (None: the provider's safe default)."
+        None, ge=1, description="Model calls at once (none: the provider's safe default)."
     )
     requests_per_minute: int | None = Field(
-        None, ge=1, description="Model calls per rolling minute (None: provider default)."
+        None,
+        ge=1,
+        description="Model calls per rolling minute (none: provider default).",
+        json_schema_extra={"cli_aliases": ["--rpm"]},
     )
     tokens_per_minute: int | None = Field(
-        None, ge=1, description="Tokens per rolling minute (None: provider default)."
+        None,
+        ge=1,
+        description="Tokens per rolling minute (none: provider default).",
+        json_schema_extra={"cli_aliases": ["--tpm"]},
+    )
+    task_runner: RunnerName = Field("threads", description="Where units run: threads, dask or ray.")
+    dask_address: str | None = Field(
+        None, description="An existing Dask scheduler (with --task-runner dask)."
+    )
+    prices: Path = Field(
+        default_factory=default_prices,
+        description="Price table, USD per million tokens per model (default: "
+        f"data/prices.json of the project, or ${PRICES_VARIABLE}, or the table shipped "
+        "with critiquebench).",
+    )
+    target: float = Field(
+        DEFAULT_TARGET,
+        description="Acceptance criterion: the defect reduction an arm must reach, a "
+        "fraction in (0, 1] (0.8 = 80%).",
     )
 
     @field_validator("arms", mode="before")
@@ -109,6 +170,24 @@ class RunConfig(BaseModel):
             if not value:
                 raise ValueError("give at least one arm")
         return value
+
+    @field_validator("target")
+    @classmethod
+    def _fraction(cls, value: float) -> float:
+        if not 0.0 < value <= 1.0:
+            raise ValueError(
+                "the target is a fraction in (0, 1], e.g. 0.8 for an 80% defect reduction"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _dask_address_needs_dask(self) -> RunConfig:
+        if self.dask_address and self.task_runner != "dask":
+            raise ValueError(
+                f"dask_address needs task_runner 'dask', not {self.task_runner!r} "
+                "(add --task-runner dask)"
+            )
+        return self
 
     @field_validator("run_id")
     @classmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from critiquebench.models import (
     ModelSpecError,
@@ -14,8 +14,10 @@ from critiquebench.models import (
     load_replay_file,
 )
 from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig
-from critiquebench.pipeline._store import ResultStore
 from critiquebench.suites import Case, load_suite
+
+if TYPE_CHECKING:  # the store needs pyarrow: imported when a check reads rows
+    from critiquebench.pipeline._store import ResultStore
 
 # Rows of schema version 1 hold no config_json: these columns held the experiment
 # settings then, and the stagnation rule stopped after 2 rounds without progress.
@@ -52,6 +54,31 @@ def stored_experiment(row: dict[str, Any]) -> dict[str, Any]:
     settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
     settings["arms"] = str(row["arms"]).split(",")
     settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+    return settings
+
+
+def like_settings(store: ResultStore, run_id: str) -> dict[str, Any]:
+    """Every setting of ``run_id``'s first start, but its id: what ``run --like`` reuses.
+
+    A row of schema version 1 recorded only the experiment settings; the others then
+    take their defaults.
+    """
+    rows = store.run_rows(run_id)
+    if not rows:
+        raise FileNotFoundError(
+            f"--like {run_id}: no run {run_id!r} under {store.root} "
+            "(give --output to look in another folder)"
+        )
+    first = rows[0]
+    settings = json.loads(first["config_json"]) if first.get("config_json") else None
+    settings = settings if isinstance(settings, dict) else stored_experiment(first)
+    unknown = sorted(set(settings) - set(RunConfig.model_fields))
+    if unknown:
+        raise ValueError(
+            f"--like {run_id}: the run was recorded with settings this version does not "
+            f"know ({', '.join(unknown)}); start it with the options instead"
+        )
+    settings.pop("run_id", None)
     return settings
 
 
@@ -136,5 +163,7 @@ def preflight(config: RunConfig) -> list[Case]:
     check_model(config)
     cases = load_suite(config.suite, config.limit)
     check_replay_covers(config, cases)
+    from critiquebench.pipeline._store import ResultStore
+
     check_same_experiment(config, ResultStore(config.output))
     return cases

@@ -24,7 +24,7 @@ from critiquebench.models import (
 )
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
 from critiquebench.pipeline._preflight import preflight
-from critiquebench.pipeline._schema import SCHEMA_VERSION
+from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
 from critiquebench.suites import Case
@@ -129,20 +129,7 @@ def _run_row(
         "invocation_started_at": plan.started_at,
         "finished_at": finished,
         "status": status,
-        "suite": config.suite,
-        "case_limit": config.limit,
-        "arms": ",".join(config.arms),
-        "reps": config.reps,
-        "retry_limit": config.retry_limit,
-        "feedback": config.feedback,
-        "token_budget": config.token_budget,
-        "model": config.model,
-        "verifier_policy": config.verifier_policy,
-        "reviewers": config.reviewers,
-        "temperature": config.temperature,
-        "max_tokens": config.max_tokens,
-        "max_concurrency": config.max_concurrency,
-        "stagnation_patience": config.stagnation_patience,
+        **config_row(config),
         "config_json": config.model_dump_json(),
         "experiment_hash": config.experiment_hash(),
         "units_planned": plan.planned,

@@ -15,17 +15,25 @@ with exactly one cases row per unit: the latest.
 Version 2 added to ``runs``: ``config_json``, ``experiment_hash``,
 ``stagnation_patience``, ``units_retried``, ``units_errored`` and the status
 ``incomplete``; ``cases.error`` now holds infrastructure failures only.
+Version 3: the configuration columns of ``runs`` are generated from ``RunConfig``,
+one per field (``limit`` is ``case_limit``), so none is missing (it added
+``quorum_threshold``, ``cache``, ``cache_dir``, the rate limits, ``output``,
+``task_runner``, ``dask_address``, ``prices`` and ``target``); their integers are int64.
 """
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
 
 import pyarrow as pa
 
 from critiquebench.judges import FAILURE_KINDS
+from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,61 @@ class Column:
     type: pa.DataType
     doc: str
     nullable: bool = False
+
+
+CONFIG_COLUMN_NAMES = {"limit": "case_limit"}
+"""Columns of ``runs`` not named as their ``RunConfig`` field (LIMIT is an SQL keyword)."""
+_META_FIELDS = ("run_id",)  # a column of runs already, as in every table
+
+
+def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
+    """The Arrow type of a field's annotation, and whether it may be None."""
+    nullable = False
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [arg for arg in get_args(annotation) if arg is not type(None)]
+        nullable = len(args) < len(get_args(annotation))
+        annotation = args[0] if len(args) == 1 else str
+    if annotation is bool:
+        return pa.bool_(), nullable
+    if annotation is int:
+        return pa.int64(), nullable
+    if annotation is float:
+        return pa.float64(), nullable
+    # str, Path, Literal choices, and sequences (stored comma-separated) are text
+    return pa.string(), nullable
+
+
+def config_columns() -> list[Column]:
+    """One ``runs`` column per ``RunConfig`` field: its setting in this start."""
+    columns = []
+    for name, info in RunConfig.model_fields.items():
+        if name in _META_FIELDS:
+            continue
+        arrow_type, nullable = _arrow_type(info.annotation)
+        doc = (
+            f"{info.description} (RunConfig.{name}; null = none.)"
+            if nullable
+            else (f"{info.description} (RunConfig.{name}.)")
+        )
+        columns.append(Column(CONFIG_COLUMN_NAMES.get(name, name), arrow_type, doc, nullable))
+    return columns
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, tuple | list):
+        return ",".join(str(item) for item in value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def config_row(config: RunConfig) -> dict[str, Any]:
+    """The configuration columns of a ``runs`` row for ``config``."""
+    return {
+        CONFIG_COLUMN_NAMES.get(name, name): _cell(getattr(config, name))
+        for name in RunConfig.model_fields
+        if name not in _META_FIELDS
+    }
 
 
 def _unit_columns() -> list[Column]:
@@ -71,28 +134,7 @@ RUNS = [
         "units failed for infrastructure reasons or raised: rerun with the same run id); "
         "failed (the data-quality checks failed).",
     ),
-    Column("suite", pa.string(), "Suite name or path."),
-    Column(
-        "case_limit", pa.int32(), "Only the first N cases were used; null = all.", nullable=True
-    ),
-    Column("arms", pa.string(), "Comma-separated arms."),
-    Column("reps", pa.int32(), "Repetitions per (case, arm)."),
-    Column("retry_limit", pa.int32(), "Maximum fix rounds per unit."),
-    Column("feedback", pa.string(), "visible: loop saw feedback checks only; all: every check."),
-    Column("token_budget", pa.int64(), "Per-unit token budget; null = none.", nullable=True),
-    Column("model", pa.string(), "Model spec, e.g. local or replay:FILE."),
-    Column("verifier_policy", pa.string(), "What an unusable critic reply counts as."),
-    Column("reviewers", pa.int32(), "Quorum reviewers per finding (arm D)."),
-    Column("temperature", pa.float64(), "Sampling temperature."),
-    Column("max_tokens", pa.int32(), "Generated-token cap per call."),
-    Column("max_concurrency", pa.int32(), "Units run at once."),
-    Column(
-        "stagnation_patience",
-        pa.int32(),
-        "Fix rounds without fewer failures before stagnation stops a loop; "
-        "null = the retry limit (v1 rows: the rule used 2).",
-        nullable=True,
-    ),
+    *config_columns(),
     Column(
         "config_json",
         pa.string(),

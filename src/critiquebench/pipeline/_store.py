@@ -6,13 +6,15 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from critiquebench.pipeline._schema import arrow_schema
-from critiquebench.pipeline._units import Unit, UnitRows
+
+if TYPE_CHECKING:  # _units imports the loop (LangGraph); the store only reads these
+    from critiquebench.pipeline._units import Unit, UnitRows
 
 _UNIT_TABLES = ("cases", "attempts", "calls")
 

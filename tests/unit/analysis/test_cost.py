@@ -15,8 +15,9 @@ from critiquebench.analysis._cost import (
     cost_per_defect_removed,
     cost_summary,
 )
+from critiquebench.project import PACKAGED_PRICES
 
-DEFAULT_PRICES = Path(__file__).parents[3] / "data" / "prices.json"
+DEFAULT_PRICES = PACKAGED_PRICES  # the table shipped inside the package
 
 
 @pytest.fixture

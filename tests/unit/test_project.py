@@ -1,0 +1,133 @@
+"""Defaults resolve against the project root; outside a project the CLI still works
+and leaves nothing of Prefect's behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from critiquebench.project import (
+    PACKAGED_PRICES,
+    default_cache_dir,
+    default_output,
+    default_prefect_home,
+    default_prices,
+    find_project_root,
+    project_root,
+)
+from tests.integration.replay_run import build_replay_run
+
+_CLI = str(Path(sys.executable).with_name("critiquebench"))
+_OWN = ("CRITIQUEBENCH_HOME", "CRITIQUEBENCH_OUTPUT", "CRITIQUEBENCH_CACHE_DIR")
+
+
+@pytest.fixture()
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (*_OWN, "CRITIQUEBENCH_PRICES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_root_is_found_by_marker_or_pyproject_table(tmp_path: Path, clean_env: None) -> None:
+    marked = tmp_path / "marked"
+    (marked / "a" / "b").mkdir(parents=True)
+    (marked / ".critiquebench").touch()
+    assert find_project_root(marked / "a" / "b") == marked.resolve()
+    declared = tmp_path / "declared"
+    (declared / "sub").mkdir(parents=True)
+    (declared / "pyproject.toml").write_text("[tool.critiquebench]\n")
+    assert find_project_root(declared / "sub") == declared.resolve()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text("[tool.black]\nline-length = 80\n")
+    assert find_project_root(other) is None  # another project's pyproject.toml marks nothing
+    assert project_root(environ={}, cwd=other) == other.resolve()  # no project: here
+
+
+def test_defaults_resolve_against_the_root_from_a_subfolder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None
+) -> None:
+    (tmp_path / ".critiquebench").touch()
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    root = tmp_path.resolve()
+    assert default_output() == root / "data" / "runs"
+    assert default_cache_dir() == root / "data" / "cache"
+    assert default_prefect_home() == root / ".prefect"
+    assert default_prices() == PACKAGED_PRICES  # the project has no table of its own
+    (root / "data").mkdir()
+    (root / "data" / "prices.json").write_text('{"models": {}}')
+    assert default_prices() == root / "data" / "prices.json"
+
+
+def test_environment_variables_set_each_path(tmp_path: Path, clean_env: None) -> None:
+    env = {
+        "CRITIQUEBENCH_HOME": str(tmp_path / "home"),
+        "CRITIQUEBENCH_OUTPUT": "/r",
+        "CRITIQUEBENCH_PRICES": "/p.json",
+    }
+    assert default_output(env) == Path("/r")
+    assert default_prices(env) == Path("/p.json")  # named, so used even if missing
+    assert default_cache_dir(env) == (tmp_path / "home").resolve() / "data" / "cache"
+    assert default_prefect_home(env) == (tmp_path / "home").resolve() / ".prefect"
+
+
+def test_outside_a_project_prefect_state_goes_to_the_user_state_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert find_project_root(tmp_path) is None
+    home = default_prefect_home({"XDG_STATE_HOME": str(tmp_path / "state")})
+    assert home == tmp_path / "state" / "critiquebench" / "prefect"
+
+
+def _outside_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in (*_OWN, "PREFECT_HOME")}
+    env.pop("CRITIQUEBENCH_PRICES", None)
+    env["HOME"] = str(tmp_path / "home")
+    env.pop("XDG_STATE_HOME", None)
+    return env
+
+
+def test_report_outside_the_project_uses_the_packaged_price_table(tmp_path: Path) -> None:
+    work = tmp_path / "elsewhere"
+    (work / "data").mkdir(parents=True)
+    build_replay_run(work / "data" / "runs", "r-1", limit=2, reps=1)
+    done = subprocess.run(
+        [_CLI, "report", "r-1"], cwd=work, env=_outside_env(tmp_path),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no price table" not in done.stdout + done.stderr
+    report = json.loads((work / "data" / "runs" / "r-1" / "report.json").read_text())
+    assert report["cost"]["prices_source"] == str(PACKAGED_PRICES)
+    assert not (work / ".prefect").exists()
+
+
+@pytest.mark.slow
+def test_a_run_outside_the_project_leaves_no_prefect_folder(tmp_path: Path) -> None:
+    work = tmp_path / "elsewhere"
+    (work / "sub").mkdir(parents=True)
+    (work / ".critiquebench").touch()  # a project of the user's: results go to its root
+    env = _outside_env(tmp_path)
+    args = [_CLI, "run", "--model", "sim:fix=0.6", "--limit", "1", "--run-id", "out-1"]
+    done = subprocess.run(
+        args, cwd=work / "sub", env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no price table" not in done.stdout + done.stderr
+    assert (work / "data" / "runs" / "out-1" / "report.json").is_file()
+    assert not (work / "sub" / ".prefect").exists() and (work / ".prefect").is_dir()
+    # No project at all: Prefect's state goes to the user's state folder, not here.
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    args[-1] = "bare-1"
+    done = subprocess.run(args, cwd=bare, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (bare / ".prefect").exists()
+    assert (tmp_path / "home" / ".local" / "state" / "critiquebench" / "prefect").is_dir()
+    assert (bare / "data" / "runs" / "bare-1" / "report.json").is_file()
