@@ -6,12 +6,16 @@ from critiquebench.models._limiter import LimitedProvider, RateLimiter, RateLimi
 from critiquebench.models._local import LocalProvider, default_model_path
 from critiquebench.models._openai_compat import OpenAICompatibleProvider
 from critiquebench.models._provider import (
+    ROLES,
     CallContext,
     Completion,
     GenerationParams,
     Message,
+    MessageRole,
     ModelError,
     ModelProvider,
+    Role,
+    Usage,
 )
 from critiquebench.models._registry import (
     MODEL_SPEC_HELP,
@@ -41,6 +45,7 @@ from critiquebench.models._sim import (
 __all__ = [
     "DEFAULT_GEMINI_MODEL",
     "MODEL_SPEC_HELP",
+    "ROLES",
     "CachingProvider",
     "CallCache",
     "CallContext",
@@ -50,6 +55,7 @@ __all__ = [
     "LimitedProvider",
     "LocalProvider",
     "Message",
+    "MessageRole",
     "ModelError",
     "ModelProvider",
     "ModelSpecError",
@@ -61,11 +67,13 @@ __all__ = [
     "ReplayFormatError",
     "ReplayProvider",
     "RetryPolicy",
+    "Role",
     "ScriptedProvider",
     "SimParams",
     "SimProvider",
     "SimSpecError",
     "UnknownModelError",
+    "Usage",
     "cache_key",
     "check_model_spec",
     "default_model_path",

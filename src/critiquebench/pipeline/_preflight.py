@@ -1,5 +1,5 @@
-"""Checks made before any unit runs: a usable model spec, same experiment on resume,
-replay covers the suite."""
+"""Checks made before any unit runs: a usable model spec, arms that load, same
+experiment on resume, replay covers the suite."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from critiquebench.loop import BASELINE, ArmError
 from critiquebench.models import (
     ModelSpecError,
     ReplayFormatError,
@@ -122,18 +123,27 @@ def check_baseline(config: RunConfig) -> None:
     Not part of ``preflight``: the library may still run arms alone (e.g. to add
     them to a run whose baseline exists elsewhere); the ``run`` command may not.
     """
-    if "A" not in config.arms:
+    if BASELINE not in config.arm_names:
         arms = ",".join(config.arms)
         raise MissingBaselineError(
-            f"--arms {arms}: arm A is missing; it is the baseline every defect reduction "
-            f"is measured against, so add it (e.g. --arms A,{arms})"
+            f"--arms {arms}: arm {BASELINE} is missing; it is the baseline every defect "
+            f"reduction is measured against, so add it (e.g. --arms {BASELINE},{arms})"
         )
+
+
+def check_arms(config: RunConfig) -> None:
+    """Load every arm, a user's loop included, so a bad one is refused before any work."""
+    try:
+        config.arm_specs()
+    except ArmError as exc:
+        raise ArmError(f"--arms {','.join(config.arms)}: {exc}") from None
 
 
 def preflight(config: RunConfig) -> list[Case]:
     """Check the model spec, load the suite and run every check that must pass before
     any work; return the cases."""
     check_model(config)
+    check_arms(config)
     cases = load_suite(config.suite, config.limit)
     check_replay_covers(config, cases)
     check_same_experiment(config, ResultStore(config.output))

@@ -131,7 +131,7 @@ def _run_row(
         "status": status,
         "suite": config.suite,
         "case_limit": config.limit,
-        "arms": ",".join(config.arms),
+        "arms": ",".join(config.arm_names),
         "reps": config.reps,
         "retry_limit": config.retry_limit,
         "feedback": config.feedback,
