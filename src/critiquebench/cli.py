@@ -130,7 +130,13 @@ def _print_report(report: RunReport) -> None:
 def run(
     suite: Annotated[str, typer.Option(help="basic, humaneval, or a JSONL suite file.")] = "basic",
     limit: Annotated[int | None, typer.Option(help="Use only the first N cases.")] = None,
-    arms: Annotated[str, typer.Option(help="Comma-separated arms, A = baseline.")] = "A,B",
+    arms: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated arms, A = baseline: A-E, an installed critiquebench.arms "
+            "entry point, or your own loop as [NAME=]MODULE:CALLABLE."
+        ),
+    ] = "A,B",
     reps: Annotated[int, typer.Option(help="Repetitions of each (case, arm).")] = 1,
     retry_limit: Annotated[int, typer.Option(help="Maximum fix rounds per unit.")] = 3,
     model: Annotated[str, typer.Option(help=f"Model: {MODEL_SPEC_HELP}.")] = "local",
@@ -156,6 +162,10 @@ def run(
         str, typer.Option(help="An unusable critic reply counts as pass (fail_open) or fail.")
     ] = "fail_open",
     reviewers: Annotated[int, typer.Option(help="Quorum reviewers per finding (arm D).")] = 1,
+    run_error_feedback: Annotated[
+        bool,
+        typer.Option(help="Critic-only arms (C, D) also see errors of code that does not run."),
+    ] = False,
     quorum_threshold: Annotated[
         int | None, typer.Option(help="Votes a quorum decision needs (default: a majority).")
     ] = None,
@@ -200,6 +210,7 @@ def run(
         "stagnation_patience": stagnation_patience,
         "verifier_policy": verifier_policy,
         "reviewers": reviewers,
+        "run_error_feedback": run_error_feedback,
         "quorum_threshold": quorum_threshold,
         "cache": cache,
         "cache_dir": cache_dir,

@@ -3,6 +3,9 @@ named by reference or by an entry point, and is judged, stored and reported like
 
 from __future__ import annotations
 
+import re
+import sys
+import types
 from pathlib import Path
 
 import duckdb
@@ -121,3 +124,18 @@ def test_cli_refuses_a_bad_reference_before_prefect_starts(tmp_path: Path) -> No
     assert result.exit_code == 2, result.output
     assert "module 'no_such_pkg.loops' cannot be imported" in result.output
     assert not any(tmp_path.iterdir())  # refused before any work
+
+
+def test_the_readme_loop_runs_as_an_arm_by_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.DOTALL)
+    code = next(block for block in blocks if "def my_loop" in block)
+    module = types.ModuleType("readme_loops")
+    exec(compile(code, str(readme), "exec"), module.__dict__)  # as if saved as a module
+    monkeypatch.setitem(sys.modules, "readme_loops", module)
+    config = run_sim_matrix(tmp_path, "mine=readme_loops:my_loop", limit=2)
+    report = write_reports(config.output, config.run_id).report
+    assert [arm.arm for arm in report.arms] == ["A", "mine"]
+    assert report.arms[1].halts == {"own_loop": 2} and report.arms[1].mean_calls == 2.0
