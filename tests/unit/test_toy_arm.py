@@ -49,4 +49,5 @@ def test_a_toy_arm_is_judged_stored_checked_and_reported(tmp_path: Path) -> None
     report = files.report
     toy = next(arm for arm in report.arms if arm.arm == "T")
     assert toy.n == 4 and toy.reduction is not None
+    assert toy.description == TOY.description  # the report reads the arm's declaration
     assert "T" in (run_dir / "report.html").read_text()

@@ -82,6 +82,7 @@ class ArmSummary:
     cost_run: float = 0.0
     cost_experiment: float = 0.0
     cost_per_defect_removed: float | None = None
+    description: str = ""  # the arm's one line from its ArmSpec (the registry)
 
     @property
     def reduction_vs_a(self) -> float | None:

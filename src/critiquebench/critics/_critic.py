@@ -49,6 +49,7 @@ REVIEWER_SYSTEM = (
 )
 REVIEWER_TEMPLATE = "{review}\n\nFindings:\n{findings}"
 
+
 @dataclass(frozen=True, kw_only=True)
 class CriticSettings:
     """How critics run in a loop."""

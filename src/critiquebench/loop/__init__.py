@@ -19,6 +19,7 @@ from critiquebench.loop._resolve import (
     arm_name,
     available_arms,
     check_token,
+    describe_arms,
     resolve_arm,
 )
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
@@ -67,6 +68,7 @@ __all__ = [
     "build_graph",
     "check_token",
     "decide_halt",
+    "describe_arms",
     "diff_summary",
     "empty_attempt",
     "extract_code",

@@ -17,6 +17,7 @@ import dataclasses
 import importlib
 import inspect
 import re
+from collections.abc import Sequence
 from importlib import metadata
 
 from critiquebench.loop._arms import BUILTIN_ARMS, ArmSpec, OwnLoop
@@ -134,3 +135,15 @@ def _check_signature(name: str, loop: OwnLoop, where: str) -> None:
             f"arm {name}: {where} is annotated to return str; return the list of attempts "
             "(code strings, first draft first)"
         )
+
+
+def describe_arms(tokens: Sequence[str]) -> dict[str, str]:
+    """Each arm's one-line description by name, for reports. An arm whose loop cannot be
+    loaded where the report is built is described by its reference."""
+    described: dict[str, str] = {}
+    for token in tokens:
+        try:
+            described[arm_name(token)] = resolve_arm(token).description
+        except ArmError:
+            described[arm_name(token)] = f"own loop {token.partition('=')[2] or token}"
+    return described
