@@ -29,6 +29,7 @@ from critiquebench.models import (
     ScriptedProvider,
 )
 from critiquebench.pipeline import RunConfig, Unit, execute_unit, preflight
+from critiquebench.pipeline._preflight import experiment_differences, stored_experiment
 from tests.helpers import GOOD_ADD, WRONG_ADD, fenced, make_case
 
 CASE = make_case()
@@ -207,3 +208,16 @@ def test_a_reference_names_its_arm_by_the_name_before_the_equals_sign() -> None:
     spec = config.arm_specs()["mine"]
     assert spec.name == "mine" and spec.own_loop
     assert spec.description.endswith("Draft, then re-check once (a compiled LangGraph graph).")
+
+
+@pytest.mark.parametrize(("arms", "refused"), [(["A", "B"], False), (["A", "C"], True)])
+def test_resuming_a_run_whose_critic_arms_saw_run_errors_is_refused(
+    arms: list[str], refused: bool, tmp_path: Path
+) -> None:
+    # A run started before run_error_feedback existed showed C and D the run errors.
+    config = RunConfig(arms=tuple(arms), output=tmp_path, run_id="old")
+    stored = json.loads(config.model_dump_json())
+    del stored["run_error_feedback"]
+    old = stored_experiment({"config_json": json.dumps(stored)})
+    differences = experiment_differences(old, config.experiment_settings())
+    assert differences == (["run_error_feedback: true (run) vs false (now)"] if refused else [])

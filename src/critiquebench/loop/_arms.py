@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from critiquebench.models import ROLES, ModelProvider, Role
 from critiquebench.suites import Case
@@ -21,7 +21,7 @@ FeedbackSource = Literal["tests", "run_errors", "critic", "quorum"]
 """What can reach the fixer: failing feedback tests; the judge's errors of code that
 does not run (syntax, import, crash: failures of the artifact as a whole); the
 critic's findings; the critic's findings after the reviewers' quorum vote."""
-FEEDBACK_SOURCES: tuple[FeedbackSource, ...] = ("tests", "run_errors", "critic", "quorum")
+FEEDBACK_SOURCES: tuple[FeedbackSource, ...] = get_args(FeedbackSource)
 
 BASELINE = "A"
 """The arm every defect reduction is measured against."""

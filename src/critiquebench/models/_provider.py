@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 MessageRole = Literal["system", "user", "assistant"]
 """Who speaks in a chat message (the provider's notion, not the loop's)."""
@@ -12,7 +12,7 @@ MessageRole = Literal["system", "user", "assistant"]
 Role = Literal["actor", "fixer", "critic", "reviewer"]
 """What a model call does in a loop: first draft, fix round, critic verdict, quorum vote.
 The one vocabulary of call roles: the call context, the loop's records, the calls table."""
-ROLES: tuple[Role, ...] = ("actor", "fixer", "critic", "reviewer")
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 @dataclass(frozen=True)

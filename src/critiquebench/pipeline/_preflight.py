@@ -49,10 +49,13 @@ def stored_experiment(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("config_json"):
         # Plain JSON, not RunConfig: a row written by another version must still compare.
         stored: dict[str, Any] = json.loads(row["config_json"])
-        return {name: value for name, value in stored.items() if name not in EXECUTION_FIELDS}
-    settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
-    settings["arms"] = str(row["arms"]).split(",")
-    settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+        settings = {name: value for name, value in stored.items() if name not in EXECUTION_FIELDS}
+    else:
+        settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
+        settings["arms"] = str(row["arms"]).split(",")
+        settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+    # Before the setting existed, the critic arms C and D were shown run errors.
+    settings.setdefault("run_error_feedback", bool({"C", "D"} & set(settings["arms"])))
     return settings
 
 
