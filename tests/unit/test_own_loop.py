@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 import types
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -15,10 +16,23 @@ from typer.testing import CliRunner
 from critiquebench.analysis import write_reports
 from critiquebench.cli import app
 from critiquebench.judges import PythonJudge
-from critiquebench.loop import ENTRY_POINT_GROUP, LoopDependencies, available_arms
-from critiquebench.models import ScriptedProvider
+from critiquebench.loop import (
+    ENTRY_POINT_GROUP,
+    LoopDependencies,
+    RecordingProvider,
+    available_arms,
+)
+from critiquebench.models import (
+    CallContext,
+    Completion,
+    GenerationParams,
+    Message,
+    ModelProvider,
+    ScriptedProvider,
+)
 from critiquebench.pipeline import RunConfig, Unit, execute_unit
 from critiquebench.quality import check_run
+from critiquebench.suites import Case
 from tests.helpers import GOOD_ADD, WRONG_ADD, fenced, make_case, run_sim_matrix
 
 CASE = make_case()
@@ -139,3 +153,40 @@ def test_the_readme_loop_runs_as_an_arm_by_reference(
     report = write_reports(config.output, config.run_id).report
     assert [arm.arm for arm in report.arms] == ["A", "mine"]
     assert report.arms[1].halts == {"own_loop": 2} and report.arms[1].mean_calls == 2.0
+
+
+class ContextRecorder(ScriptedProvider):
+    """A scripted model that keeps the context of every call."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.contexts: list[CallContext | None] = []
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        schema: dict[str, object] | None = None,
+        context: CallContext | None = None,
+    ) -> Completion:
+        self.contexts.append(context)
+        return super().complete(messages, params, schema, context)
+
+
+def test_calls_of_an_own_loop_belong_to_the_unit_and_keep_their_roles() -> None:
+    def loop(case: Case, provider: ModelProvider) -> list[str]:
+        first = provider.complete([Message("user", case.prompt)], GenerationParams()).text
+        review = CallContext(case_id="whatever", attempt=0, rep=9, role="critic")
+        provider.complete([Message("user", "review")], GenerationParams(), context=review)
+        return [first]
+
+    model = ContextRecorder([fenced(GOOD_ADD), "NO_DEFECTS"])
+    recording = RecordingProvider(model, CASE, rep=2)
+    assert loop(CASE, recording) == [fenced(GOOD_ADD)]
+    contexts = [(c.case_id, c.rep, c.attempt, c.role) for c in model.contexts if c]
+    assert contexts == [(CASE.id, 2, 0, "actor"), (CASE.id, 2, 0, "critic")]
+    assert [(call.iteration, call.role) for call in recording.calls] == [
+        (0, "actor"),
+        (0, "critic"),
+    ]
+    assert all(call.tokens_in > 0 and call.original_tokens_in is None for call in recording.calls)

@@ -17,14 +17,21 @@ from critiquebench.loop._arms import ArmSpec
 from critiquebench.loop._extract import diff_summary, extract_code
 from critiquebench.loop._nodes import LoopDependencies, provider_error
 from critiquebench.loop._state import Attempt, CallRecord, LoopOutcome, empty_attempt
-from critiquebench.models import CallContext, Completion, GenerationParams, Message, ModelError
+from critiquebench.models import (
+    CallContext,
+    Completion,
+    GenerationParams,
+    Message,
+    ModelError,
+    ModelProvider,
+)
 from critiquebench.suites import Case
 
 
 class RecordingProvider:
     """The provider a user's loop sees: the run's provider, with every call recorded."""
 
-    def __init__(self, inner: Any, case: Case, rep: int) -> None:
+    def __init__(self, inner: ModelProvider, case: Case, rep: int) -> None:
         self._inner = inner
         self._case = case
         self._rep = rep
@@ -33,7 +40,7 @@ class RecordingProvider:
     @property
     def model_name(self) -> str:
         """The run's model."""
-        return str(self._inner.model_name)
+        return self._inner.model_name
 
     def complete(
         self,
@@ -49,7 +56,7 @@ class RecordingProvider:
             context = CallContext(attempt=made, role="actor" if made == 0 else "fixer")
         context = dataclasses.replace(context, case_id=self._case.id, rep=self._rep)
         try:
-            completion: Completion = self._inner.complete(messages, params, schema, context)
+            completion = self._inner.complete(messages, params, schema, context)
         except ModelError as exc:
             record = CallRecord.failed(context.attempt, context.role, self.model_name, str(exc))
             self.calls.append(record)
@@ -58,7 +65,7 @@ class RecordingProvider:
         return completion
 
 
-def _attempt_texts(spec: ArmSpec, returned: object) -> list[str]:
+def _attempt_texts(returned: object) -> list[str]:
     """The attempts a loop returned, or a ``TypeError`` saying what it returned instead."""
     if isinstance(returned, str | bytes) or not isinstance(returned, Sequence):
         raise TypeError(
@@ -80,7 +87,7 @@ def run_own_loop(case: Case, deps: LoopDependencies, spec: ArmSpec, rep: int) ->
     error: str | None = None
     texts: list[str] = []
     try:
-        texts = _attempt_texts(spec, spec.loop(case, provider))
+        texts = _attempt_texts(spec.loop(case, provider))
     except ModelError as exc:
         role = provider.calls[-1].role if provider.calls else "actor"
         error = provider_error(role, str(exc))

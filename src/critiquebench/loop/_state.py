@@ -81,6 +81,7 @@ class LoopSettings:
     def __post_init__(self) -> None:
         if self.stagnation_patience is not None and self.stagnation_patience < 1:
             raise ValueError(f"stagnation_patience must be >= 1, got {self.stagnation_patience}")
+        _ = self.spec  # an arm that cannot be found fails here, not mid-loop
 
     @property
     def patience(self) -> int:
