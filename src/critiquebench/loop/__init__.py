@@ -24,7 +24,6 @@ from critiquebench.loop._resolve import (
 )
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
 from critiquebench.loop._state import (
-    ARM_DESCRIPTIONS,
     ARMS,
     ESCALATING_REASONS,
     HALT_REASONS,
@@ -41,7 +40,6 @@ from critiquebench.loop._state import (
 
 __all__ = [
     "ARMS",
-    "ARM_DESCRIPTIONS",
     "BASELINE",
     "BUILTIN_ARMS",
     "ENTRY_POINT_GROUP",

@@ -15,7 +15,6 @@ from critiquebench.suites import Case
 
 ARMS: tuple[str, ...] = tuple(BUILTIN_ARMS)
 """Names of the built-in arms (the registry is ``BUILTIN_ARMS``)."""
-ARM_DESCRIPTIONS: dict[str, str] = {name: spec.description for name, spec in BUILTIN_ARMS.items()}
 
 HaltReason = Literal[
     "passed",  # the feedback checks are green
