@@ -221,3 +221,12 @@ def test_resuming_a_run_whose_critic_arms_saw_run_errors_is_refused(
     old = stored_experiment({"config_json": json.dumps(stored)})
     differences = experiment_differences(old, config.experiment_settings())
     assert differences == (["run_error_feedback: true (run) vs false (now)"] if refused else [])
+
+
+def test_an_arm_fed_only_by_run_errors_halts_as_passed_when_its_code_runs() -> None:
+    runs_only = ArmSpec(name="R", description="run errors only", feedback=frozenset({"run_errors"}))
+    assert runs_only.nodes == ("generate", "judge", "fix", "escalate")
+    provider = ScriptedProvider([fenced(BROKEN_ADD), fenced(WRONG_ADD)])
+    outcome = run_loop(CASE, LoopDependencies(provider, PythonJudge()), LoopSettings(arm=runs_only))
+    assert "[syntax]" in provider.requests[1][-1].content  # the run error fed back
+    assert outcome.halt == "passed" and outcome.final.defects > 0  # failed tests never did

@@ -91,8 +91,9 @@ class ArmSpec:
 
     @property
     def success(self) -> Literal["passed", "critic_ok"]:
-        """The halt reason when nothing visible is left for the fixer."""
-        return "passed" if self.tests else "critic_ok"
+        """The halt reason when nothing visible is left for the fixer: ``critic_ok`` when
+        only a critic decided (no judge feedback of tests), else ``passed``."""
+        return "critic_ok" if self.critic and not self.tests else "passed"
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -120,9 +121,8 @@ class ArmSpec:
             return ("own_loop", "error")
         if not self.fixes:
             return ("single_pass", "error")
-        ends = ("passed",) if self.tests else ("critic_ok",)
         escalations = ("budget_exhausted", "no_progress", "loop_detected", "stagnation")
-        return (*ends, *escalations, "token_budget", "error")
+        return (self.success, *escalations, "token_budget", "error")
 
     @property
     def loops_bounded(self) -> bool:
