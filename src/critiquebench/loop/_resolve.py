@@ -14,9 +14,11 @@ raised before any unit runs.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Sequence
 from importlib import metadata
 
@@ -38,7 +40,15 @@ def arm_name(token: str) -> str:
 
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return _entry_points_on(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4)
+def _entry_points_on(path: tuple[str, ...]) -> dict[str, metadata.EntryPoint]:
+    # Scanning every installed package takes tens of milliseconds, and each unit looks
+    # its arm up again; what is installed changes only with the path searched.
+    found = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return {ep.name: ep for ep in found}
 
 
 def available_arms() -> list[str]:
