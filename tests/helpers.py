@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
 from critiquebench.suites import Case, Check, load_suite
 
 
@@ -45,3 +46,17 @@ def hollow_then_fixed_replay(folder: Path, limit: int) -> Path:
     path = folder / "replay.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def run_sim_matrix(tmp_path: Path, *arms: str, limit: int = 4) -> RunConfig:
+    """Arm A and ``arms`` on the simulated model, run through the library path (no Prefect)."""
+    config = RunConfig(
+        suite="basic", limit=limit, arms=("A", *arms), model="sim:fix=0.9,draft=0.9",
+        cache=False, output=tmp_path / "runs", run_id="sim",
+    )  # fmt: skip
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    end = finish_run(plan, failed=0)
+    assert end.status == "completed", end
+    return config

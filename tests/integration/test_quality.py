@@ -127,6 +127,15 @@ def _infrastructure_error(run: Path) -> None:
     _rewrite(_unit_file(run, "cases"), _set(error=error, passed=False, halt_reason="error"))
 
 
+def _role_outside_the_arm(run: Path) -> None:
+    # A known role, but arm B's spec calls no reviewers.
+    _rewrite(_unit_file(run, "calls"), _set(role="reviewer"))
+
+
+def _verdict_without_critic(run: Path) -> None:
+    _rewrite(_unit_file(run, "attempts"), _set(critic_verdict="pass"))
+
+
 CORRUPTIONS = {
     "null arm": (_null_arm, "cases", "expect_column_values_to_not_be_null", ("arm",)),
     "negative tokens": (
@@ -178,6 +187,18 @@ CORRUPTIONS = {
         "cases",
         "expect_column_values_to_be_in_set",
         ("passed",),
+    ),
+    "role outside the arm's spec": (
+        _role_outside_the_arm,
+        "calls",
+        "expect_column_values_to_be_in_set",
+        ("role",),
+    ),
+    "critic verdict in an arm without critic": (
+        _verdict_without_critic,
+        "attempts",
+        "expect_column_values_to_be_null",
+        ("critic_verdict",),
     ),
     "lost calls file": (
         _lost_calls_file,

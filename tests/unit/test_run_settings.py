@@ -46,6 +46,7 @@ SAMPLES: dict[str, tuple[list[str], Any]] = {
     "verifier_policy": (["--verifier-policy", "fail_closed"], "fail_closed"),
     "reviewers": (["--reviewers", "3"], 3),
     "quorum_threshold": (["--quorum-threshold", "2"], 2),
+    "run_error_feedback": (["--run-error-feedback"], True),
     "stagnation_patience": (["--stagnation-patience", "2"], 2),
     "cache": (["--no-cache"], False),
     "cache_dir": (["--cache-dir", "c"], Path("c")),

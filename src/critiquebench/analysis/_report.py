@@ -7,6 +7,8 @@ terminal, Markdown, HTML, lessons, Prefect artifacts and the notebook render the
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +41,7 @@ from critiquebench.analysis._stats import (
     clustered_mcnemar,
     decide_acceptance,
 )
+from critiquebench.loop import describe_arms
 from critiquebench.project import DEFAULT_TARGET
 
 CONFIDENCE = 0.95
@@ -96,7 +99,7 @@ def build_report(
     return RunReport(
         run_id=run_id,
         target=target,
-        arms=_arms(connection, params, costs, statistics, halts, failed),
+        arms=_arms(connection, params, costs, statistics, halts, failed, _descriptions(rows)),
         curves=parts.curves(rows(sql.ROUNDS)),
         meta=parts.meta(rows(sql.META)),
         cost=RunCost(
@@ -176,6 +179,7 @@ def _arms(
     statistics: dict[str, _ArmStatistics],
     halts: dict[str, dict[str, int]],
     failed: tuple[FailedUnit, ...],
+    descriptions: dict[str, str],
 ) -> tuple[ArmSummary, ...]:
     cursor = connection.execute(sql.PER_ARM, params)
     names = [column[0] for column in cursor.description]
@@ -219,9 +223,23 @@ def _arms(
                 cost_run=cost.run_cost,
                 cost_experiment=cost.experiment_cost,
                 cost_per_defect_removed=_per_defect(baseline, row, summaries, cost),
+                description=descriptions.get(arm, ""),
             )
         )
     return tuple(arms)
+
+
+def _descriptions(rows: Callable[[str], list[tuple[Any, ...]]]) -> dict[str, str]:
+    """Each arm's line from the registry, for the arms the run's configuration names."""
+    found = rows(
+        "SELECT config_json, arms FROM runs WHERE run_id = $run_id "
+        "ORDER BY invocation_started_at DESC LIMIT 1"
+    )
+    if not found:
+        return {}
+    config, arms = found[0]
+    tokens = json.loads(config)["arms"] if config else str(arms).split(",")
+    return describe_arms(tokens)
 
 
 def _per_defect(

@@ -87,6 +87,7 @@ class ArmSummary:
     green_but_failed: int = 0
     """Units that halted ``passed``/``critic_ok`` (what the loop saw was clean) whose
     answer kept still fails the measurement, e.g. a held-out check."""
+    description: str = ""  # the arm's one line from its ArmSpec (the registry)
 
     @property
     def reduction_vs_a(self) -> float | None:

@@ -62,7 +62,8 @@ def summary_table(report: RunReport) -> Table:
         table.add_column(header, justify="left" if header == "arm" else "right")
     for summary in report.arms:
         table.add_row(*_cells(summary))
-    caption = [
+    caption = [f"arm {s.arm}: {s.description}" for s in report.arms if s.description]
+    caption += [
         f"halts {s.arm}: " + ", ".join(f"{k}={v}" for k, v in s.halts.items()) for s in report.arms
     ]
     table.caption = "\n".join([*caption, cost_note(report)])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from critiquebench.critics._blocks import parse_verdict_blocks
 from critiquebench.critics._hollow import find_hollow
@@ -30,6 +30,7 @@ from critiquebench.models import (
     Message,
     ModelError,
     ModelProvider,
+    Role,
 )
 
 CRITIC_SYSTEM = (
@@ -47,8 +48,6 @@ REVIEWER_SYSTEM = (
     "```verdict\nagent: reviewer\nfinding: F1 action: KEEP\nfinding: F2 action: REJECT\n```"
 )
 REVIEWER_TEMPLATE = "{review}\n\nFindings:\n{findings}"
-
-CriticRole = Literal["critic", "reviewer"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +68,7 @@ class CriticSettings:
 class CriticCall:
     """One critic or reviewer call: the completion (None if the call failed) and its parse."""
 
-    role: CriticRole
+    role: Role
     completion: Completion | None
     parse_method: str
     verifier_error: str | None
@@ -166,7 +165,7 @@ class Critic:
 
     def _call(
         self,
-        role: CriticRole,
+        role: Role,
         index: int,
         prompt: str,
         system: str,
@@ -177,7 +176,8 @@ class Critic:
             temperature=0.2, max_tokens=self.settings.max_tokens, seed=_seed(context, role, index)
         )
         messages = [Message("system", system), Message("user", prompt)]
-        call_context = dataclasses.replace(context, role="critic")
+        # The provider sees the true role: a reviewer's call is recorded as "reviewer".
+        call_context = dataclasses.replace(context, role=role)
         try:
             return self.provider.complete(messages, params, schema, call_context), None
         except ModelError as exc:

@@ -7,18 +7,33 @@ import, and settings, checks and reports need only the loop's types.
 from typing import TYPE_CHECKING
 
 from critiquebench._lazy import lazy_exports
+from critiquebench.loop._arms import (
+    BASELINE,
+    BUILTIN_ARMS,
+    FEEDBACK_SOURCES,
+    ArmSpec,
+    FeedbackSource,
+    OwnLoop,
+)
 from critiquebench.loop._extract import diff_summary, extract_code, normalise
 from critiquebench.loop._nodes import LoopDependencies, provider_error, sampling_seed
+from critiquebench.loop._own import RecordingProvider, run_own_loop
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
+from critiquebench.loop._resolve import (
+    ENTRY_POINT_GROUP,
+    ArmError,
+    arm_name,
+    available_arms,
+    check_token,
+    describe_arms,
+    resolve_arm,
+)
 from critiquebench.loop._routing import best_attempt, decide_halt, route_for
 from critiquebench.loop._state import (
-    ARM_DESCRIPTIONS,
     ARMS,
-    CRITIC_ARMS,
     ESCALATING_REASONS,
     HALT_REASONS,
     INFRASTRUCTURE_ERROR_PREFIXES,
-    Arm,
     Attempt,
     CallRecord,
     Escalation,
@@ -26,6 +41,7 @@ from critiquebench.loop._state import (
     HaltReason,
     LoopOutcome,
     LoopSettings,
+    empty_attempt,
 )
 
 if TYPE_CHECKING:
@@ -37,31 +53,44 @@ __getattr__, __dir__ = lazy_exports(
 
 __all__ = [
     "ARMS",
-    "ARM_DESCRIPTIONS",
-    "CRITIC_ARMS",
+    "BASELINE",
+    "BUILTIN_ARMS",
+    "ENTRY_POINT_GROUP",
     "ESCALATING_REASONS",
+    "FEEDBACK_SOURCES",
     "HALT_REASONS",
     "INFRASTRUCTURE_ERROR_PREFIXES",
-    "Arm",
+    "ArmError",
+    "ArmSpec",
     "Attempt",
     "CallRecord",
     "Escalation",
     "FeedbackMode",
+    "FeedbackSource",
     "HaltReason",
     "LoopDependencies",
     "LoopOutcome",
     "LoopSettings",
+    "OwnLoop",
+    "RecordingProvider",
+    "arm_name",
+    "available_arms",
     "best_attempt",
     "build_graph",
+    "check_token",
     "decide_halt",
+    "describe_arms",
     "diff_summary",
+    "empty_attempt",
     "extract_code",
     "first_draft_messages",
     "fix_messages",
     "initial_state",
     "normalise",
     "provider_error",
+    "resolve_arm",
     "route_for",
     "run_loop",
+    "run_own_loop",
     "sampling_seed",
 ]

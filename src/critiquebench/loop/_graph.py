@@ -6,7 +6,6 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from critiquebench.judges import JudgeResult
 from critiquebench.loop._nodes import (
     LoopDependencies,
     escalate,
@@ -15,9 +14,10 @@ from critiquebench.loop._nodes import (
     make_generate,
     make_judge,
 )
+from critiquebench.loop._own import run_own_loop
 from critiquebench.loop._prompts import first_draft_messages
 from critiquebench.loop._routing import Route, route_for
-from critiquebench.loop._state import CRITIC_ARMS, Attempt, LoopOutcome, LoopSettings, LoopState
+from critiquebench.loop._state import LoopOutcome, LoopSettings, LoopState, empty_attempt
 from critiquebench.suites import Case
 
 
@@ -35,27 +35,29 @@ def _after_measure(state: LoopState) -> str:
 
 
 def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
-    """Compile the loop for an arm.
+    """Compile the loop for an arm, wired as its spec says (``settings.spec``).
 
-    Arm A: ``generate -> judge -> END`` (judged once, for measurement only).
-    Arm B: ``generate -> judge -> (END | fix -> generate | escalate)``.
-    Arms C, D, E: ``generate -> judge -> critique -> (END | fix -> generate | escalate)``;
-    the judge still measures every arm, the critic decides what the fixer sees.
-    An infrastructure error (a failed model call, a judge that could not judge) goes
-    to ``escalate`` from any node, with ``halt = error``.
+    Nothing feeds back (A): ``generate -> judge -> END`` (judged once, for measurement).
+    Tests (B): ``generate -> judge -> (END | fix -> generate | escalate)``.
+    A critic (C, D, E): ``generate -> judge -> critique -> (END | fix -> generate |
+    escalate)``; the judge still measures every arm, the critic decides what the
+    fixer sees. An infrastructure error (a failed model call, a judge that could not
+    judge) goes to ``escalate`` from any node, with ``halt = error``.
     """
-    critic_arm = settings.arm in CRITIC_ARMS
+    spec = settings.spec
+    if spec.own_loop:
+        raise ValueError(f"arm {spec.name} is a loop of its own: run it with run_loop")
     graph = StateGraph(LoopState)
     graph.add_node("generate", make_generate(deps))
-    graph.add_node("judge", make_judge(deps, decides=settings.arm == "B"))
+    graph.add_node("judge", make_judge(deps, decides=spec.fixes and not spec.critic))
     graph.add_node("escalate", escalate)
     graph.add_edge(START, "generate")
     graph.add_conditional_edges("generate", _after_generate, ["judge", "escalate"])
-    if settings.arm == "A":
+    if not spec.fixes:
         graph.add_conditional_edges("judge", _after_measure, {"next": END, "escalate": "escalate"})
     else:
         decider = "judge"
-        if critic_arm:
+        if spec.critic:
             graph.add_node("critique", make_critique(deps))
             graph.add_conditional_edges(
                 "judge", _after_measure, {"next": "critique", "escalate": "escalate"}
@@ -104,8 +106,11 @@ def run_loop(
 ) -> LoopOutcome:
     """Run the loop on one case and return its outcome.
 
-    ``graph`` may be passed to reuse a compiled graph across cases.
+    ``graph`` may be passed to reuse a compiled graph across cases. An arm with a loop
+    of its own (``ArmSpec.loop``) runs that loop instead of the graph.
     """
+    if settings.spec.own_loop:
+        return run_own_loop(case, deps, settings.spec, rep)
     compiled = graph if graph is not None else build_graph(deps, settings)
     final: LoopState = compiled.invoke(
         initial_state(case, settings, rep), {"recursion_limit": settings.recursion_limit()}
@@ -115,14 +120,7 @@ def run_loop(
     if best is None:
         # The first call failed: there is nothing to measure. The unit carries its error
         # and is excluded from the statistics; an empty placeholder fills the row.
-        nothing = JudgeResult(
-            failures=(),
-            checks_total=len(case.checks),
-            checks_passed=0,
-            duration_s=0.0,
-            notes=("no artifact was produced",),
-        )
-        best = Attempt(0, "", nothing, (), "")
+        best = empty_attempt(case)
     return LoopOutcome(
         case_id=case.id,
         final=best,

@@ -6,7 +6,7 @@ import dataclasses
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from critiquebench.critics import Critic, CriticCall
 from critiquebench.judges import Failure, JudgeResult
@@ -14,7 +14,6 @@ from critiquebench.loop._extract import diff_summary, extract_code
 from critiquebench.loop._prompts import fix_messages, task_prompt
 from critiquebench.loop._routing import best_attempt, decide_halt
 from critiquebench.loop._state import (
-    TEST_FEEDBACK_ARMS,
     Attempt,
     CallRecord,
     Escalation,
@@ -22,7 +21,7 @@ from critiquebench.loop._state import (
     LoopState,
 )
 from critiquebench.loop._summary import request_line
-from critiquebench.models import CallContext, GenerationParams, ModelError, ModelProvider
+from critiquebench.models import CallContext, GenerationParams, ModelError, ModelProvider, Role
 from critiquebench.suites import Case
 
 Judge = Callable[[Case, str], JudgeResult]
@@ -64,12 +63,12 @@ def make_generate(deps: LoopDependencies) -> Node:
             max_tokens=settings.max_tokens,
             seed=sampling_seed(case.id, state["rep"], iteration),
         )
-        role: Literal["actor", "fixer"] = "actor" if iteration == 0 else "fixer"
+        role: Role = "actor" if iteration == 0 else "fixer"
         context = CallContext(case_id=case.id, attempt=iteration, rep=state["rep"], role=role)
         try:
             completion = deps.provider.complete(state["prompt"], params, context=context)
         except ModelError as exc:
-            record = CallRecord(iteration, role, deps.provider.model_name, 0, 0, 0.0, str(exc))
+            record = CallRecord.failed(iteration, role, deps.provider.model_name, str(exc))
             error = provider_error(role, str(exc))
             return {"calls": [*state["calls"], record], "error": error, "halt": "error"}
         # Counters use the call's experiment cost, so a cache hit changes neither
@@ -89,8 +88,8 @@ def make_generate(deps: LoopDependencies) -> Node:
 def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
     """Node: judge the artifact on every check, keep the failures the loop may see.
 
-    ``decides``: this node makes the halt decision (arm B); arm A never loops, and
-    critic arms decide after the critique node.
+    ``decides``: this node makes the halt decision (an arm fixing without a critic); an
+    arm that does not fix never loops, and critic arms decide after the critique node.
     """
 
     def judge(state: LoopState) -> Update:
@@ -101,7 +100,7 @@ def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
             iteration=len(history),
             artifact=state["artifact"],
             result=result,
-            feedback_failures=result.visible_to(settings.feedback_origins()),
+            feedback_failures=settings.visible_failures(result),
             diff_summary=diff_summary(previous, state["artifact"]),
         )
         new_history = [*history, attempt]
@@ -114,7 +113,7 @@ def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
                 "halt": "error",
                 "error": f"infrastructure: judge: {result.infrastructure_error}",
             }
-        halt: HaltReason | None = "single_pass" if settings.arm == "A" else None
+        halt: HaltReason | None = None if settings.spec.fixes else "single_pass"
         if decides:
             tokens = state["tokens_in"] + state["tokens_out"]
             halt = decide_halt(new_history, state["retry_count"], tokens, settings)
@@ -133,7 +132,8 @@ def make_critique(deps: LoopDependencies) -> Node:
 
     def critique(state: LoopState) -> Update:
         if deps.critic is None:
-            raise RuntimeError(f"arm {state['settings'].arm} needs a critic in LoopDependencies")
+            name = state["settings"].spec.name
+            raise RuntimeError(f"arm {name} needs a critic in LoopDependencies")
         case, settings, history = state["case"], state["settings"], state["history"]
         latest = history[-1]
         context = CallContext(case_id=case.id, attempt=latest.iteration, rep=state["rep"])
@@ -155,10 +155,8 @@ def make_critique(deps: LoopDependencies) -> Node:
         new_history = [*history[:-1], reviewed]
         tokens_in = state["tokens_in"] + sum(r.experiment_tokens_in for r in records)
         tokens_out = state["tokens_out"] + sum(r.experiment_tokens_out for r in records)
-        success: HaltReason = "passed" if settings.arm in TEST_FEEDBACK_ARMS else "critic_ok"
-        halt = decide_halt(
-            new_history, state["retry_count"], tokens_in + tokens_out, settings, success
-        )
+        tokens, success = tokens_in + tokens_out, settings.spec.success
+        halt = decide_halt(new_history, state["retry_count"], tokens, settings, success)
         return {
             "history": new_history,
             "failures": reviewed.feedback_failures,
@@ -182,11 +180,11 @@ def provider_error(role: str, detail: str) -> str:
 def _critic_record(iteration: int, call: CriticCall) -> CallRecord:
     completion = call.completion
     if completion is None:
-        return CallRecord(
-            iteration, call.role, "", 0, 0, 0.0,
-            error=call.verifier_error, verifier_error=call.verifier_error,
+        return dataclasses.replace(
+            CallRecord.failed(iteration, call.role, "", call.verifier_error),
+            verifier_error=call.verifier_error,
             parse_method=call.parse_method,
-        )  # fmt: skip
+        )
     return CallRecord.of(
         iteration,
         call.role,

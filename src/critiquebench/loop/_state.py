@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, TypedDict
 
 from critiquebench.critics import CriticSettings
 from critiquebench.judges import Failure, JudgeResult
-from critiquebench.models import Completion, Message
+from critiquebench.loop._arms import BUILTIN_ARMS, ArmSpec
+from critiquebench.loop._resolve import resolve_arm
+from critiquebench.models import Completion, Message, Role, Usage
 from critiquebench.suites import Case
 
-Arm = Literal["A", "B", "C", "D", "E"]
-ARMS: tuple[Arm, ...] = ("A", "B", "C", "D", "E")
-ARM_DESCRIPTIONS: dict[Arm, str] = {
-    "A": "baseline: generate once",
-    "B": "tests: generate, run the feedback tests, fix",
-    "C": "critic: a separate-context LLM critic, no tests",
-    "D": "quorum: critic findings filtered by adversarial reviewers",
-    "E": "tests + critic: the fixer gets both",
-}
-CRITIC_ARMS: frozenset[Arm] = frozenset({"C", "D", "E"})
-TEST_FEEDBACK_ARMS: frozenset[Arm] = frozenset({"B", "E"})
+ARMS: tuple[str, ...] = tuple(BUILTIN_ARMS)
+"""Names of the built-in arms (the registry is ``BUILTIN_ARMS``)."""
 
 HaltReason = Literal[
     "passed",  # the feedback checks are green
@@ -31,6 +25,7 @@ HaltReason = Literal[
     "loop_detected",  # the new artifact equals an earlier one
     "stagnation",  # `stagnation_patience` rounds in a row without fewer failures
     "token_budget",  # the per-case token budget is spent
+    "own_loop",  # a user's own loop returned its attempts (it decided when to stop)
     "error",  # infrastructure: a model call failed after retries, or the judge could not judge
 ]
 HALT_REASONS: tuple[HaltReason, ...] = (
@@ -42,12 +37,14 @@ HALT_REASONS: tuple[HaltReason, ...] = (
     "loop_detected",
     "stagnation",
     "token_budget",
+    "own_loop",
     "error",
 )
 ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {
     "passed",
     "critic_ok",
     "single_pass",
+    "own_loop",
 }
 
 INFRASTRUCTURE_ERROR_PREFIXES: tuple[str, ...] = ("provider: ", "infrastructure: ")
@@ -55,15 +52,14 @@ INFRASTRUCTURE_ERROR_PREFIXES: tuple[str, ...] = ("provider: ", "infrastructure:
 after its retries, or ``infrastructure: judge: ...`` when the judge could not judge."""
 
 FeedbackMode = Literal["visible", "all"]
-CallRole = Literal["actor", "fixer", "critic", "reviewer"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class LoopSettings:
     """How one loop runs; the same for every case of a run."""
 
-    arm: Arm = "B"
-    """A = generate once; B = generate, test, fix until a halt rule fires."""
+    arm: str | ArmSpec = "B"
+    """The arm: a name or reference ``--arms`` accepts, or a spec (see ``BUILTIN_ARMS``)."""
     retry_limit: int = 3
     """Maximum number of fix rounds after the first draft."""
     token_budget: int | None = 20_000
@@ -84,6 +80,7 @@ class LoopSettings:
     def __post_init__(self) -> None:
         if self.stagnation_patience is not None and self.stagnation_patience < 1:
             raise ValueError(f"stagnation_patience must be >= 1, got {self.stagnation_patience}")
+        _ = self.spec  # an arm that cannot be found fails here, not mid-loop
 
     @property
     def patience(self) -> int:
@@ -92,77 +89,68 @@ class LoopSettings:
             return max(1, self.retry_limit)
         return self.stagnation_patience
 
+    @cached_property
+    def spec(self) -> ArmSpec:
+        """The arm's declaration."""
+        return self.arm if isinstance(self.arm, ArmSpec) else resolve_arm(self.arm)
+
     def feedback_origins(self) -> frozenset[str]:
         """Check origins whose test failures the loop is shown (none for critic-only arms)."""
-        if self.arm not in TEST_FEEDBACK_ARMS:
+        if not self.spec.tests:
             return frozenset()
         return frozenset({"feedback", "heldout"} if self.feedback == "all" else {"feedback"})
+
+    def visible_failures(self, result: JudgeResult) -> tuple[Failure, ...]:
+        """The judge's failures the fixer is shown: failing checks of the visible origins
+        (arms fed by tests), and errors of code that does not run (arms fed by them)."""
+        visible = result.visible_to(self.feedback_origins())
+        if self.spec.run_errors:
+            return visible
+        return tuple(failure for failure in visible if failure.origin)
 
     def recursion_limit(self) -> int:
         """LangGraph step cap: four nodes per round at most, plus escalation and slack."""
         return 4 * (self.retry_limit + 1) + 5
 
 
-@dataclass(frozen=True)
-class CallRecord:
-    """One model call made by the loop."""
+@dataclass(frozen=True, kw_only=True)
+class CallRecord(Usage):
+    """One model call made by the loop: where it belongs, and (as a ``Usage``) its cost."""
 
     iteration: int
-    role: CallRole
+    role: Role
     model: str
-    tokens_in: int
-    tokens_out: int
-    latency_s: float
     error: str | None = None
-    cached: bool = False
     verifier_error: str | None = None
     parse_method: str | None = None
-
-    @property
-    def experiment_tokens_in(self) -> int:
-        """Prompt tokens the call costs as part of the experiment, cache hit or not."""
-        return self.tokens_in if self.original_tokens_in is None else self.original_tokens_in
-
-    @property
-    def experiment_tokens_out(self) -> int:
-        """Generated tokens the call costs as part of the experiment."""
-        return self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
-
-    @property
-    def experiment_latency_s(self) -> float:
-        """Latency of the call as first made."""
-        return self.latency_s if self.original_latency_s is None else self.original_latency_s
 
     @classmethod
     def of(
         cls,
         iteration: int,
-        role: CallRole,
+        role: Role,
         completion: Completion,
         *,
         verifier_error: str | None = None,
         parse_method: str | None = None,
     ) -> CallRecord:
-        """The record of a completed call; cache hits keep their original cost apart."""
-        tokens_in, tokens_out = completion.experiment_tokens
+        """The record of a completed call, with the completion's cost as it came."""
         return cls(
-            iteration,
-            role,
-            completion.model,
-            completion.tokens_in,
-            completion.tokens_out,
-            completion.latency_s,
-            cached=completion.cached,
-            original_tokens_in=tokens_in,
-            original_tokens_out=tokens_out,
-            original_latency_s=completion.experiment_latency_s,
+            iteration=iteration,
+            role=role,
+            model=completion.model,
             verifier_error=verifier_error,
             parse_method=parse_method,
+            **vars(completion.usage()),
         )
 
-    original_tokens_in: int | None = None
-    original_tokens_out: int | None = None
-    original_latency_s: float | None = None
+    @classmethod
+    def failed(cls, iteration: int, role: Role, model: str, error: str | None) -> CallRecord:
+        """The record of a call that failed after its retries: it cost nothing."""
+        return cls(
+            iteration=iteration, role=role, model=model, tokens_in=0, tokens_out=0,
+            latency_s=0.0, error=error,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -186,6 +174,18 @@ class Attempt:
     def defects(self) -> int:
         """Defects over every check, the measurement used for all arms."""
         return self.result.defects()
+
+
+def empty_attempt(case: Case) -> Attempt:
+    """The placeholder of a unit that produced no artifact (its first call failed)."""
+    nothing = JudgeResult(
+        failures=(),
+        checks_total=len(case.checks),
+        checks_passed=0,
+        duration_s=0.0,
+        notes=("no artifact was produced",),
+    )
+    return Attempt(0, "", nothing, (), "")
 
 
 @dataclass(frozen=True)

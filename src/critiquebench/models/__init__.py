@@ -9,12 +9,16 @@ from critiquebench.models._limiter import LimitedProvider, RateLimiter, RateLimi
 from critiquebench.models._local import LocalProvider, default_model_path
 from critiquebench.models._openai_compat import OpenAICompatibleProvider
 from critiquebench.models._provider import (
+    ROLES,
     CallContext,
     Completion,
     GenerationParams,
     Message,
+    MessageRole,
     ModelError,
     ModelProvider,
+    Role,
+    Usage,
 )
 from critiquebench.models._registry import (
     MODEL_SPEC_HELP,
@@ -54,6 +58,7 @@ __getattr__, __dir__ = lazy_exports(
 __all__ = [
     "DEFAULT_GEMINI_MODEL",
     "MODEL_SPEC_HELP",
+    "ROLES",
     "CachingProvider",
     "CallCache",
     "CallContext",
@@ -63,6 +68,7 @@ __all__ = [
     "LimitedProvider",
     "LocalProvider",
     "Message",
+    "MessageRole",
     "ModelError",
     "ModelProvider",
     "ModelSpecError",
@@ -74,11 +80,13 @@ __all__ = [
     "ReplayFormatError",
     "ReplayProvider",
     "RetryPolicy",
+    "Role",
     "ScriptedProvider",
     "SimParams",
     "SimProvider",
     "SimSpecError",
     "UnknownModelError",
+    "Usage",
     "cache_key",
     "check_model_spec",
     "default_model_path",

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
-Role = Literal["system", "user", "assistant"]
+MessageRole = Literal["system", "user", "assistant"]
+"""Who speaks in a chat message (the provider's notion, not the loop's)."""
+
+Role = Literal["actor", "fixer", "critic", "reviewer"]
+"""What a model call does in a loop: first draft, fix round, critic verdict, quorum vote.
+The one vocabulary of call roles: the call context, the loop's records, the calls table."""
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 @dataclass(frozen=True)
 class Message:
     """One chat message."""
 
-    role: Role
+    role: MessageRole
     content: str
 
 
@@ -30,36 +36,70 @@ class GenerationParams:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Completion:
-    """What one model call returned and what it cost."""
+class Usage:
+    """What one model call cost: the one token/latency record of providers and the loop.
 
-    text: str
+    ``original_*`` are None unless the call was answered from the call cache; then they
+    hold what the call cost when it was first made. ``experiment_*`` is the cost the
+    experiment is charged either way (SPEC 8: cache hits priced at their original tokens).
+    """
+
     tokens_in: int
+    """Prompt tokens paid by this run (0 for a cache hit)."""
     tokens_out: int
+    """Generated tokens paid by this run."""
     latency_s: float
-    model: str
-    schema_mismatch: bool = False
-    """A JSON schema was requested but the text does not parse as JSON."""
+    """Latency of the call in this run, seconds."""
     cached: bool = False
-    """Served from the call cache: tokens and latency above are what this run paid."""
+    """Served from the call cache: the three fields above are what this run paid."""
     original_tokens_in: int | None = None
-    """For a cache hit, the prompt tokens of the call as first made."""
+    """For a cache hit, the prompt tokens of the call as first made; None otherwise."""
     original_tokens_out: int | None = None
-    """For a cache hit, the generated tokens of the call as first made."""
+    """For a cache hit, the generated tokens of the call as first made; None otherwise."""
     original_latency_s: float | None = None
-    """For a cache hit, the latency of the call as first made."""
+    """For a cache hit, the latency of the call as first made; None otherwise."""
+
+    @property
+    def experiment_tokens_in(self) -> int:
+        """Prompt tokens the call costs as part of the experiment, cache hit or not."""
+        return self.tokens_in if self.original_tokens_in is None else self.original_tokens_in
+
+    @property
+    def experiment_tokens_out(self) -> int:
+        """Generated tokens the call costs as part of the experiment, cache hit or not."""
+        return self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
 
     @property
     def experiment_tokens(self) -> tuple[int, int]:
-        """(in, out) tokens the call costs as part of the experiment, cache or not."""
-        tokens_in = self.tokens_in if self.original_tokens_in is None else self.original_tokens_in
-        out = self.tokens_out if self.original_tokens_out is None else self.original_tokens_out
-        return tokens_in, out
+        """(in, out) tokens the call costs as part of the experiment, cache hit or not."""
+        return self.experiment_tokens_in, self.experiment_tokens_out
 
     @property
     def experiment_latency_s(self) -> float:
-        """Latency of the call as first made, cache or not."""
+        """Latency of the call as first made, cache hit or not."""
         return self.latency_s if self.original_latency_s is None else self.original_latency_s
+
+    def usage(self) -> Usage:
+        """Only the cost fields, as a plain ``Usage`` (drops what a subclass adds)."""
+        return Usage(
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            latency_s=self.latency_s,
+            cached=self.cached,
+            original_tokens_in=self.original_tokens_in,
+            original_tokens_out=self.original_tokens_out,
+            original_latency_s=self.original_latency_s,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Completion(Usage):
+    """What one model call returned, and (as a ``Usage``) what it cost."""
+
+    text: str
+    model: str
+    schema_mismatch: bool = False
+    """A JSON schema was requested but the text does not parse as JSON."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +109,7 @@ class CallContext:
     case_id: str = ""
     attempt: int = 0
     rep: int = 0
-    role: Literal["actor", "fixer", "critic"] = "actor"
+    role: Role = "actor"
 
 
 class ModelError(RuntimeError):

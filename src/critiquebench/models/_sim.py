@@ -245,6 +245,8 @@ class SimProvider:
             time.sleep(self.params.latency)
         if context.role == "critic":
             text = "NO_DEFECTS"
+        elif context.role == "reviewer":
+            text = "```verdict\nagent: reviewer\n```"  # votes on nothing: abstains
         else:
             found = self._cases.get(context.case_id)
             if found is None or not found[0].strip():

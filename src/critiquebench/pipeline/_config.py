@@ -13,7 +13,15 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from critiquebench.critics import CriticSettings, VerifierPolicy
-from critiquebench.loop import ARMS, Arm, FeedbackMode, LoopSettings
+from critiquebench.loop import (
+    ArmError,
+    ArmSpec,
+    FeedbackMode,
+    LoopSettings,
+    arm_name,
+    check_token,
+    resolve_arm,
+)
 from critiquebench.models import MODEL_SPEC_HELP, RateLimits, default_rate_limits, is_cacheable
 from critiquebench.project import (
     CACHE_VARIABLE,
@@ -84,7 +92,11 @@ class RunConfig(BaseModel):
         "basic", description="Bundled suite name (basic, humaneval) or a JSONL path."
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
-    arms: tuple[Arm, ...] = Field(("A", "B"), description="Arms to compare; A is the baseline.")
+    arms: tuple[str, ...] = Field(
+        ("A", "B"),
+        description="Arms to compare; A is the baseline. A built-in arm (A-E), an installed "
+        "critiquebench.arms entry point, or your own loop as [NAME=]MODULE:CALLABLE.",
+    )
     reps: int = Field(1, ge=1, description="Repetitions of each (case, arm).")
     retry_limit: int = Field(3, ge=0, le=20, description="Maximum fix rounds per unit.")
     model: str = Field("local", description=f"Model: {MODEL_SPEC_HELP}.")
@@ -112,6 +124,11 @@ class RunConfig(BaseModel):
     reviewers: int = Field(1, ge=1, le=9, description="Quorum reviewers per finding (arm D).")
     quorum_threshold: int | None = Field(
         None, ge=1, description="Votes a quorum decision needs (none: a majority)."
+    )
+    run_error_feedback: bool = Field(
+        False,
+        description="Critic-only arms (C, D) also show the fixer the judge's errors of code "
+        "that does not run (syntax, import, crash); off, they see the critic alone.",
     )
     stagnation_patience: int | None = Field(
         None,
@@ -162,10 +179,16 @@ class RunConfig(BaseModel):
         if isinstance(value, str):
             value = [part.strip() for part in value.split(",") if part.strip()]
         if isinstance(value, list | tuple):
-            unknown = [arm for arm in value if arm not in ARMS]
-            if unknown:
-                raise ValueError(f"unknown arm(s) {unknown}; available: {', '.join(ARMS)}")
-            if len(set(value)) != len(value):
+            problems: list[str] = []
+            for token in value:
+                try:
+                    check_token(str(token))
+                except ArmError as exc:
+                    problems.append(str(exc))
+            if problems:
+                raise ValueError("; ".join(problems))
+            names = [arm_name(str(token)) for token in value]
+            if len(set(names)) != len(names):
                 raise ValueError("each arm may be listed once")
             if not value:
                 raise ValueError("give at least one arm")
@@ -217,15 +240,31 @@ class RunConfig(BaseModel):
         cache_path = (self.cache_dir / "calls.sqlite").resolve() if use_cache else None
         return ProviderSettings(spec=self.model, cache_path=cache_path, limits=limits)
 
-    def loop_settings(self, arm: Arm) -> LoopSettings:
-        """Settings of the loop for one arm of this run."""
+    @property
+    def arm_names(self) -> tuple[str, ...]:
+        """The arms as the tables and reports name them (``NAME=`` of a reference, or it)."""
+        return tuple(arm_name(token) for token in self.arms)
+
+    def arm_specs(self) -> dict[str, ArmSpec]:
+        """Each arm's spec by name, as this run uses it; imports a user's loop (``ArmError``)."""
+        specs = {arm_name(token): resolve_arm(token) for token in self.arms}
+        if self.run_error_feedback:
+            specs = {name: spec.with_run_errors() for name, spec in specs.items()}
+        return specs
+
+    def loop_settings(self, arm: str) -> LoopSettings:
+        """Settings of the loop for one arm of this run (by name, see ``arm_names``)."""
+        specs = self.arm_specs()
+        if arm not in specs:
+            raise ArmError(f"arm {arm!r} is not an arm of this run ({', '.join(specs)})")
+        spec = specs[arm]
         critic = CriticSettings(
             policy=self.verifier_policy,
-            reviewers=self.reviewers if arm == "D" else 0,
+            reviewers=self.reviewers if spec.quorum else 0,
             threshold=self.quorum_threshold or self.reviewers // 2 + 1,
         )
         return LoopSettings(
-            arm=arm,
+            arm=spec,
             critic=critic,
             retry_limit=self.retry_limit,
             token_budget=self.token_budget,

@@ -1,5 +1,5 @@
-"""Checks made before any unit runs: a usable model spec, same experiment on resume,
-replay covers the suite."""
+"""Checks made before any unit runs: a usable model spec, arms that load, same
+experiment on resume, replay covers the suite."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from critiquebench.loop import BASELINE, ArmError
 from critiquebench.models import (
     ModelSpecError,
     ReplayFormatError,
@@ -50,10 +51,13 @@ def stored_experiment(row: dict[str, Any]) -> dict[str, Any]:
     if row.get("config_json"):
         # Plain JSON, not RunConfig: a row written by another version must still compare.
         stored: dict[str, Any] = json.loads(row["config_json"])
-        return {name: value for name, value in stored.items() if name not in EXECUTION_FIELDS}
-    settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
-    settings["arms"] = str(row["arms"]).split(",")
-    settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+        settings = {name: value for name, value in stored.items() if name not in EXECUTION_FIELDS}
+    else:
+        settings = {field: row[column] for field, column in _V1_COLUMNS.items() if column in row}
+        settings["arms"] = str(row["arms"]).split(",")
+        settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
+    # Before the setting existed, the critic arms C and D were shown run errors.
+    settings.setdefault("run_error_feedback", bool({"C", "D"} & set(settings["arms"])))
     return settings
 
 
@@ -149,18 +153,27 @@ def check_baseline(config: RunConfig) -> None:
     Not part of ``preflight``: the library may still run arms alone (e.g. to add
     them to a run whose baseline exists elsewhere); the ``run`` command may not.
     """
-    if "A" not in config.arms:
+    if BASELINE not in config.arm_names:
         arms = ",".join(config.arms)
         raise MissingBaselineError(
-            f"--arms {arms}: arm A is missing; it is the baseline every defect reduction "
-            f"is measured against, so add it (e.g. --arms A,{arms})"
+            f"--arms {arms}: arm {BASELINE} is missing; it is the baseline every defect "
+            f"reduction is measured against, so add it (e.g. --arms {BASELINE},{arms})"
         )
+
+
+def check_arms(config: RunConfig) -> None:
+    """Load every arm, a user's loop included, so a bad one is refused before any work."""
+    try:
+        config.arm_specs()
+    except ArmError as exc:
+        raise ArmError(f"--arms {','.join(config.arms)}: {exc}") from None
 
 
 def preflight(config: RunConfig) -> list[Case]:
     """Check the model spec, load the suite and run every check that must pass before
     any work; return the cases."""
     check_model(config)
+    check_arms(config)
     cases = load_suite(config.suite, config.limit)
     check_replay_covers(config, cases)
     from critiquebench.pipeline._store import ResultStore

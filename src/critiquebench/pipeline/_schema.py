@@ -93,19 +93,29 @@ def _cell(value: object) -> object:
 
 
 def config_row(config: RunConfig) -> dict[str, Any]:
-    """The configuration columns of a ``runs`` row for ``config``."""
-    return {
+    """The configuration columns of a ``runs`` row for ``config``.
+
+    ``arms`` holds the arms' names, as in ``cases.arm``; ``config_json`` keeps each
+    arm's full reference (``NAME=MODULE:CALLABLE``)."""
+    row = {
         CONFIG_COLUMN_NAMES.get(name, name): _cell(getattr(config, name))
         for name in RunConfig.model_fields
         if name not in _META_FIELDS
     }
+    row["arms"] = ",".join(config.arm_names)
+    return row
 
 
 def _unit_columns() -> list[Column]:
     return [
         Column("run_id", pa.string(), "Run identifier; the folder the row lives in."),
         Column("case_id", pa.string(), "Case id within the suite."),
-        Column("arm", pa.string(), "Loop configuration A-E (see ARM_DESCRIPTIONS); A = baseline."),
+        Column(
+            "arm",
+            pa.string(),
+            "Arm name: a built-in arm A-E (see BUILTIN_ARMS; A = baseline) or a user's "
+            "own loop, named as in --arms.",
+        ),
         Column("rep", pa.int32(), "Repetition number, from 0."),
     ]
 
@@ -249,15 +259,34 @@ CALLS = [
     *_unit_columns(),
     Column("call_index", pa.int32(), "Order of the call within its unit."),
     Column("iteration", pa.int32(), "Attempt the call produced."),
-    Column("role", pa.string(), "actor (first draft), fixer or critic."),
+    Column(
+        "role",
+        pa.string(),
+        "actor (first draft), fixer (a fix round), critic or reviewer (a quorum vote).",
+    ),
     Column("model", pa.string(), "Model that answered."),
     Column("tokens_in", pa.int64(), "Prompt tokens paid by this run (0 for a cache hit)."),
     Column("tokens_out", pa.int64(), "Generated tokens paid by this run (thinking included)."),
     Column("latency_s", pa.float64(), "Call latency in this run, seconds."),
     Column("cached", pa.bool_(), "True when served from the call cache."),
-    Column("original_tokens_in", pa.int64(), "Prompt tokens of the call as first made."),
-    Column("original_tokens_out", pa.int64(), "Generated tokens of the call as first made."),
-    Column("original_latency_s", pa.float64(), "Latency of the call as first made, seconds."),
+    # Never null: the experiment's cost of every call (SPEC 8). A cache hit keeps its first
+    # call's numbers here; any other call made them itself, so they equal tokens_in & co.
+    Column(
+        "original_tokens_in",
+        pa.int64(),
+        "Prompt tokens of the call as first made: the cached call's for a cache hit, "
+        "else equal to tokens_in. The experiment's cost; never null.",
+    ),
+    Column(
+        "original_tokens_out",
+        pa.int64(),
+        "Generated tokens of the call as first made (equal to tokens_out unless cached).",
+    ),
+    Column(
+        "original_latency_s",
+        pa.float64(),
+        "Latency of the call as first made, seconds (equal to latency_s unless cached).",
+    ),
     Column("error", pa.string(), "Error text when the call failed.", nullable=True),
     Column("verifier_error", pa.string(), "Why a critic reply was unusable.", nullable=True),
     Column(

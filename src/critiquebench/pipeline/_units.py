@@ -13,7 +13,7 @@ from typing import Any
 
 from critiquebench.critics import Critic
 from critiquebench.judges import Failure
-from critiquebench.loop import CRITIC_ARMS, Arm, Attempt, LoopDependencies, LoopOutcome, run_loop
+from critiquebench.loop import Attempt, LoopDependencies, LoopOutcome, run_loop
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
 from critiquebench.suites import Case
@@ -26,15 +26,22 @@ class Unit:
     """One cell of the matrix: a case, in an arm, at a repetition."""
 
     case_id: str
-    arm: Arm
+    arm: str
+    """The arm's name (``RunConfig.arm_names``)."""
     rep: int
 
     @property
     def key(self) -> str:
         """A file-name-safe, unique name for the unit."""
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.case_id).strip("-")[:60]
-        digest = hashlib.sha256(self.case_id.encode()).hexdigest()[:8]
-        return f"{slug}-{digest}__{self.arm}__r{self.rep}"
+        return f"{_safe(self.case_id)}__{_safe(self.arm, keep_plain=True)}__r{self.rep}"
+
+
+def _safe(text: str, *, keep_plain: bool = False) -> str:
+    """``text`` as a file-name part: a slug and a digest (plain names kept as they are)."""
+    if keep_plain and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text):
+        return text
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60]
+    return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 @dataclass(frozen=True)
@@ -53,14 +60,14 @@ def expand_matrix(cases: list[Case], config: RunConfig) -> list[tuple[Case, Unit
         (case, Unit(case.id, arm, rep))
         for rep in range(config.reps)
         for case in cases
-        for arm in config.arms
+        for arm in config.arm_names
     ]
 
 
 def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConfig) -> UnitRows:
     """Run the loop for one unit and turn its outcome into rows."""
     settings = config.loop_settings(unit.arm)
-    if unit.arm in CRITIC_ARMS:
+    if settings.spec.critic:
         deps = dataclasses.replace(deps, critic=Critic(deps.provider, settings.critic))
     started = time.perf_counter()
     outcome = run_loop(case, deps, settings, rep=unit.rep)

@@ -96,16 +96,17 @@ def check_run(output: Path, run_id: str) -> QualityReport:
     # Imported here: Great Expectations takes seconds to import, and only this needs it.
     import great_expectations as gx
 
-    from critiquebench.quality._suites import ROW_KEYS, build_suite, ephemeral_context
+    from critiquebench.quality._suites import ROW_KEYS, arms_of_run, build_suite, ephemeral_context
 
     frames, retry_limit = load_tables(run_dir)
+    arms = arms_of_run(frames["runs"])
     parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
     context = ephemeral_context()
     source = context.data_sources.add_pandas("critiquebench")
     results: list[ExpectationOutcome] = []
     for table, frame in frames.items():
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
-        suite = context.suites.add(build_suite(table))
+        suite = context.suites.add(build_suite(table, arms))
         definition = context.validation_definitions.add(
             gx.ValidationDefinition(name=table, data=batch, suite=suite)
         )

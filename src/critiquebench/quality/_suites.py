@@ -1,14 +1,17 @@
-"""The expectation suites: one per table, derived from the schema and the loop's vocabularies.
+"""The expectation suites: one per table, derived from the schema, the loop's vocabularies
+and the specs of the run's arms (``ArmSpec``: the halts, roles and loop bound of each).
 
-Suites are static; what differs per run (its id, its retry limit) comes in as
-expectation parameters. Columns that need another table (an ``orphan`` flag, row
-counts per unit, contiguous iterations) are computed in DuckDB beforehand, see
-``_load.DERIVED_SQL``.
+What differs per run (its id, its retry limit) comes in as expectation parameters;
+the per-arm expectations come from the arms the run names. Columns that need another
+table (an ``orphan`` flag, row counts per unit, contiguous iterations) are computed in
+DuckDB beforehand, see ``_load.DERIVED_SQL``.
 """
 
 from __future__ import annotations
 
-from typing import get_args
+import json
+from collections.abc import Mapping
+from typing import Any, get_args
 
 import great_expectations as gx
 import great_expectations.expectations as gxe
@@ -21,11 +24,23 @@ from great_expectations.data_context.types.base import (
 )
 from great_expectations.expectations.row_conditions import Column as RowColumn
 
-from critiquebench.loop import ARMS, HALT_REASONS, INFRASTRUCTURE_ERROR_PREFIXES, FeedbackMode
+from critiquebench.loop import (
+    BUILTIN_ARMS,
+    HALT_REASONS,
+    INFRASTRUCTURE_ERROR_PREFIXES,
+    ArmError,
+    ArmSpec,
+    FeedbackMode,
+    arm_name,
+    resolve_arm,
+)
+from critiquebench.models import ROLES
 from critiquebench.pipeline import TABLES, RunStatus
 
-# Arms C..E are being added to the loop; accept them before ``ARMS`` lists them.
-ALLOWED_ARMS: tuple[str, ...] = tuple(sorted({*ARMS, "A", "B", "C", "D", "E"}))
+ArmSpecs = Mapping[str, ArmSpec | None]
+"""The run's arms by name; None for an arm whose loop cannot be loaded where the check
+runs (it then gets the checks every arm gets, not its own)."""
+_ARM_NAME = r"[\w.:-]+"
 RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 UNIT_KEY = ("run_id", "case_id", "arm", "rep")
 ROW_KEYS: dict[str, tuple[str, ...]] = {
@@ -40,7 +55,7 @@ RUN_ID = {"$PARAMETER": "run_ids"}
 RETRY_LIMIT = {"$PARAMETER": "retry_limit"}
 
 
-def _common(table: str) -> list[gxe.Expectation]:
+def _common(table: str, arms: ArmSpecs) -> list[gxe.Expectation]:
     """Required columns non-null, every count non-negative, rows belong to the run."""
     columns = TABLES[table]
     found: list[gxe.Expectation] = [
@@ -58,25 +73,28 @@ def _common(table: str) -> list[gxe.Expectation]:
     ]
     found.append(gxe.ExpectColumnValuesToBeInSet(column="run_id", value_set=RUN_ID))
     if table != "runs":
-        found.append(gxe.ExpectColumnValuesToBeInSet(column="arm", value_set=list(ALLOWED_ARMS)))
+        found.append(
+            gxe.ExpectColumnValuesToBeInSet(
+                column="arm", value_set=list(arms), description="every arm is an arm of the run"
+            )
+        )
     return found
 
 
-def _runs() -> list[gxe.Expectation]:
+def _runs(arms: ArmSpecs) -> list[gxe.Expectation]:
     return [
         gxe.ExpectTableRowCountToBeBetween(min_value=1, description="the run has a runs row"),
         gxe.ExpectColumnValuesToBeInSet(column="status", value_set=list(RUN_STATUSES)),
         gxe.ExpectColumnValuesToBeInSet(column="feedback", value_set=list(get_args(FeedbackMode))),
-        gxe.ExpectColumnValuesToMatchRegex(
-            column="arms", regex=f"^[{''.join(ALLOWED_ARMS)}](?:,[{''.join(ALLOWED_ARMS)}])*$"
-        ),
+        gxe.ExpectColumnValuesToMatchRegex(column="arms", regex=f"^{_ARM_NAME}(?:,{_ARM_NAME})*$"),
         gxe.ExpectColumnUniqueValueCountToBeBetween(
             column="retry_limit", min_value=1, max_value=1, description="one retry limit per run"
         ),
     ]
 
 
-def _cases() -> list[gxe.Expectation]:
+def _cases(arms: ArmSpecs) -> list[gxe.Expectation]:
+    bounded = [name for name, spec in arms.items() if spec is None or spec.loops_bounded]
     return [
         gxe.ExpectCompoundColumnsToBeUnique(
             column_list=list(UNIT_KEY), description="one cases row per unit"
@@ -98,7 +116,9 @@ def _cases() -> list[gxe.Expectation]:
             column="loops",
             min_value=0,
             max_value=RETRY_LIMIT,
-            description="loops within the run's retry limit",
+            row_condition=RowColumn("arm").is_in(bounded),
+            description="loops within the run's retry limit (a user's own loop sets its own)",
+            meta={"show": ["arm"]},
         ),
         gxe.ExpectColumnValuesToBeBetween(
             column="latency_s",
@@ -126,7 +146,7 @@ def _cases() -> list[gxe.Expectation]:
     ]
 
 
-def _attempts() -> list[gxe.Expectation]:
+def _attempts(arms: ArmSpecs) -> list[gxe.Expectation]:
     return [
         gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "iteration"]),
         gxe.ExpectColumnValuesToBeInSet(
@@ -143,21 +163,69 @@ def _attempts() -> list[gxe.Expectation]:
     ]
 
 
-def _calls() -> list[gxe.Expectation]:
+def _calls(arms: ArmSpecs) -> list[gxe.Expectation]:
     return [
         gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "call_index"]),
+        gxe.ExpectColumnValuesToBeInSet(column="role", value_set=list(ROLES)),
         gxe.ExpectColumnValuesToBeInSet(
             column="orphan", value_set=[False], description="every call belongs to a unit in cases"
         ),
     ]
 
 
+def _per_arm(table: str, arms: ArmSpecs) -> list[gxe.Expectation]:
+    """What each arm's spec promises: its halt reasons, its call roles, no critic
+    verdicts or killed findings where it has no critic or quorum."""
+    found: list[gxe.Expectation] = []
+    for name, spec in arms.items():
+        if spec is None:
+            continue
+        scope: dict[str, Any] = {"row_condition": RowColumn("arm") == name}
+        scope["meta"] = {"show": ["arm"]}
+        ours = not spec.own_loop
+        in_set, null = gxe.ExpectColumnValuesToBeInSet, gxe.ExpectColumnValuesToBeNull
+        rules: list[tuple[bool, type[gxe.Expectation], dict[str, Any], str]] = [
+            (table == "cases", in_set, {"column": "halt_reason", "value_set": list(spec.halts)},
+             "stops only as its spec allows"),
+            (table == "cases" and ours and not spec.quorum, in_set,
+             {"column": "findings_killed", "value_set": [0]}, "has no quorum to kill findings"),
+            (table == "calls", in_set, {"column": "role", "value_set": list(spec.roles)},
+             "calls only its roles"),
+            (table == "attempts" and ours and not spec.critic, null, {"column": "critic_verdict"},
+             "has no critic"),
+        ]  # fmt: skip
+        found += [
+            kind(**arguments, **scope, description=f"arm {name} {what}")
+            for applies, kind, arguments, what in rules
+            if applies
+        ]
+    return found
+
+
 _SPECIFIC = {"runs": _runs, "cases": _cases, "attempts": _attempts, "calls": _calls}
 
 
-def build_suite(table: str) -> gx.ExpectationSuite:
-    """The expectation suite of one table (parameters: ``run_ids``, ``retry_limit``)."""
-    expectations = [*_common(table), *_SPECIFIC[table]()]
+def arms_of_run(runs: Any) -> dict[str, ArmSpec | None]:
+    """The arms of a run by name, from its runs rows (a DataFrame); an arm whose loop
+    cannot be loaded here maps to None."""
+    if not len(runs):
+        return dict.fromkeys(BUILTIN_ARMS)
+    row = runs.iloc[-1]
+    config = row.get("config_json")
+    tokens = json.loads(config)["arms"] if isinstance(config, str) else str(row["arms"]).split(",")
+    found: dict[str, ArmSpec | None] = {}
+    for token in tokens:
+        try:
+            found[arm_name(token)] = resolve_arm(token)
+        except ArmError:
+            found[arm_name(token)] = None
+    return found
+
+
+def build_suite(table: str, arms: ArmSpecs = BUILTIN_ARMS) -> gx.ExpectationSuite:
+    """The expectation suite of one table for a run of ``arms`` (parameters: ``run_ids``,
+    ``retry_limit``)."""
+    expectations = [*_common(table, arms), *_SPECIFIC[table](arms), *_per_arm(table, arms)]
     # The constructor skips add_expectation's pairwise duplicate search (quadratic), but
     # drops an invalid expectation with only a log line, so make sure none was lost.
     suite = gx.ExpectationSuite(name=f"critiquebench.{table}", expectations=expectations)
