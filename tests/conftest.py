@@ -1,33 +1,47 @@
-"""Shared fixtures. Prefect is pointed at a throwaway home before anything imports it."""
+"""Shared fixtures. Prefect is pointed at a throwaway home before any test imports it.
+
+Nothing happens at import time, and the environment changes only through the
+``prefect_home`` session fixture (undone at the end of the session). Prefect reads
+its settings once, when imported, so no test module may import Prefect (or flows/,
+tasks/) at collection time: ``pytest_collection_finish`` refuses a session where one
+did, since its state would land in the user's home folder.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from critiquebench.prefect_env import configure_prefect_environment
-
-_PREFECT_HOME = Path(tempfile.mkdtemp(prefix="cb-test-prefect-"))
+from critiquebench.prefect_env import PREFECT_DEFAULTS
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Test modules import Prefect at collection time, before any fixture could run,
-    # so the environment is set in this hook; the folder is removed at the end.
-    os.environ["PREFECT_HOME"] = str(_PREFECT_HOME)
-    configure_prefect_environment(_PREFECT_HOME)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if "prefect" in sys.modules:
+        raise pytest.UsageError(
+            "a test module imported Prefect while being collected, before the prefect_home "
+            "fixture could set PREFECT_HOME: import it inside the test (see "
+            "tests/integration/lazy_flow.py)"
+        )
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
+@pytest.fixture(scope="session", autouse=True)
+def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A throwaway Prefect home and quiet, local-only Prefect settings for the session."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PREFECT_HOME", str(home))
+        for name, value in PREFECT_DEFAULTS.items():
+            if name not in os.environ:  # a setting the user chose wins, as in the CLI
+                patch.setenv(name, value)
+        yield home
 
 
 @pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
+def prefect_harness(prefect_home: Path) -> Iterator[None]:
     """A temporary Prefect API for flow tests (takes ~10 s to start, so one per session)."""
     from prefect.testing.utilities import prefect_test_harness
 

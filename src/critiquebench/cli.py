@@ -353,7 +353,8 @@ def validate_suite(
         raise _fail(str(exc)) from None
     for problem in found.problems:
         console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
-    console.print(found.summary(), markup=False, highlight=False, soft_wrap=True)
+    if not found.unusable_file:  # a folder or an empty file: its one line says it all
+        console.print(found.summary(), markup=False, highlight=False, soft_wrap=True)
     if found.of_kind("format"):
         raise typer.Exit(code=2)
     if not found.ok(strict=strict):

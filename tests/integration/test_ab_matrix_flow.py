@@ -8,8 +8,8 @@ import pytest
 
 from critiquebench.analysis import arm_summaries, connect, read_report
 from critiquebench.pipeline import RunConfig
-from flows.ab_matrix import run_ab_matrix
 from tests.helpers import hollow_then_fixed_replay
+from tests.integration.lazy_flow import run_ab_matrix
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 

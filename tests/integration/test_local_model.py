@@ -8,7 +8,7 @@ import pytest
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import RunConfig
-from flows.ab_matrix import run_ab_matrix
+from tests.integration.lazy_flow import run_ab_matrix
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 

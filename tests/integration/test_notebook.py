@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +74,29 @@ def test_notebook_defaults_to_the_newest_run(
     printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
     assert "run: aa-newer" in printed
     assert "read from report.json" in printed
+
+
+def test_the_guide_command_runs_the_notebook(tmp_path: Path) -> None:
+    """The command notebooks/README.md gives, run as written (with its own .venv)."""
+    guide = (NOTEBOOK.parent / "README.md").read_text()
+    (line,) = [ln for ln in re.findall(r"```sh\n(.*?)```", guide, re.S)[0].splitlines() if ln]
+    words = shlex.split(line)
+    settings = dict(word.split("=", 1) for word in words if re.match(r"^[A-Z_]+=", word))
+    command = [word for word in words if not re.match(r"^[A-Z_]+=", word)]
+    command[0] = str(Path(sys.executable).parent / Path(command[0]).name)
+    output = tmp_path / "runs"
+    build_replay_run(output, settings["CRITIQUEBENCH_RUN_ID"], limit=2, reps=1)
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(NOTEBOOK, tmp_path / "notebooks" / NOTEBOOK.name)
+    env = {**os.environ, **settings, "CRITIQUEBENCH_OUTPUT": str(output)}
+    env["IPYTHONDIR"] = str(tmp_path / "ipython")
+    env["JUPYTER_RUNTIME_DIR"] = str(tmp_path / "jupyter-runtime")
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    executed = nbformat.read(tmp_path / "notebooks" / "analysis-run.ipynb", as_version=4)
+    printed = "".join(
+        out.get("text", "") for out in _outputs(executed) if out.output_type == "stream"
+    )
+    assert f"run: {settings['CRITIQUEBENCH_RUN_ID']}" in printed

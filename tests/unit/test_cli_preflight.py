@@ -95,10 +95,13 @@ def test_target_outside_zero_to_one_is_refused(
     assert f"--target {float(target):g}: the target is a fraction in (0, 1]" in line
 
 
-def test_a_run_without_the_baseline_arm_is_refused(tmp_path: Path, startup_s: float) -> None:
-    line = _refuse(tmp_path, startup_s, "--arms", "B,C")
-    assert "--arms B,C: arm A is missing" in line and "baseline" in line
-    assert "--arms A,B,C" in line
+@pytest.mark.parametrize("arms", ["B", "B,C"])
+def test_a_run_without_the_baseline_arm_is_refused(
+    tmp_path: Path, startup_s: float, arms: str
+) -> None:
+    line = _refuse(tmp_path, startup_s, "--arms", arms)
+    assert f"--arms {arms}: arm A is missing" in line and "baseline" in line
+    assert f"--arms A,{arms}" in line
 
 
 @pytest.mark.parametrize(

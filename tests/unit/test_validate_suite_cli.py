@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,18 +93,57 @@ def test_every_bad_line_is_reported_not_only_the_first(tmp_path: Path) -> None:
 def test_a_folder_is_one_clear_line(tmp_path: Path) -> None:
     code, output = _validate(str(tmp_path))
     assert code == 2
-    assert (
-        output.strip().splitlines()[0]
-        == f"{tmp_path}: error: is a folder: give a .jsonl suite file"
-    )
+    assert output.strip().splitlines() == [
+        f"{tmp_path}: error: is a folder: give a .jsonl suite file"
+    ]
 
 
-def test_a_non_utf8_file_is_one_clear_line(tmp_path: Path) -> None:
+def test_a_folder_through_the_installed_command_is_one_line(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("critiquebench")
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    done = subprocess.run(
+        [str(cli), "validate-suite", str(tmp_path)], capture_output=True, text=True, env=env,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert (done.stdout + done.stderr).splitlines() == [
+        f"{tmp_path}: error: is a folder: give a .jsonl suite file"
+    ]
+
+
+def test_every_non_utf8_line_is_reported_with_the_other_problems(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
-    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + '{"id": "café"}'.encode("latin-1") + b"\n")
+    path.write_bytes(
+        json.dumps(GOOD).encode() + b"\n"
+        + '{"id": "café"}'.encode("latin-1") + b"\n"
+        + b"{not json\n"
+        + json.dumps({**GOOD, "id": "x/ø"}, ensure_ascii=False).encode("latin-1") + b"\n"
+        + json.dumps({**GOOD, "id": "x/2"}).encode() + b"\n"
+    )  # fmt: skip
+    code, output = _validate(str(path), "--no-references")
+    assert code == 2
+    assert f"{path}:2: error: not UTF-8 text (byte 0xe9) at column 12: save the file as UTF-8" in (
+        output
+    )
+    assert f"{path}:3: error: not valid JSON" in output
+    assert f"{path}:4: error: not UTF-8 text (byte 0xf8) at column 11" in output
+    assert "2 valid case(s), 3 error(s)" in output  # lines 1 and 5 were still read
+
+
+def test_a_binary_file_is_one_clear_line(tmp_path: Path) -> None:
+    path = tmp_path / "suite.jsonl"
+    path.write_bytes(b"\x7fELF\x02\x01\x00\x00" * 40)
     code, output = _validate(str(path))
     assert code == 2
-    assert f"{path}:2: error: not UTF-8 text (byte 0xe9): save the file as UTF-8" in output
+    assert output.strip().splitlines() == [f"{path}: error: is a binary file, not JSONL text"]
+
+
+def test_a_byte_order_mark_is_not_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\n")
+    code, output = _validate(str(path), "--no-references")
+    assert code == 0, output
+    assert "1 valid case(s), 0 error(s)" in output
 
 
 @pytest.mark.parametrize(
@@ -112,8 +154,7 @@ def test_an_empty_file_is_reported_as_empty(tmp_path: Path, text: str, reason: s
     path.write_text(text, encoding="utf-8")
     code, output = _validate(str(path))
     assert code == 2
-    assert f"{path}: error: {reason}" in output
-    assert ":0" not in output
+    assert output.strip().splitlines() == [f"{path}: error: {reason}: add one JSON object per line"]
 
 
 def test_unknown_suite_names_the_bundled_ones(tmp_path: Path) -> None:

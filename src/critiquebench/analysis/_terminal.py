@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Column, Table
+from rich.text import Text
 
 from critiquebench.analysis._format import (
     cost_note,
@@ -34,6 +37,16 @@ _HEADERS = (
     "verif.err",
     "killed",
 )
+# Narrower terminals get the same columns split over stacked tables (``arm`` in
+# each): what each arm measured, then what it cost and how its loops ended.
+_OUTCOME = ("arm", "n", "defects@0", "defects [95% CI]", "reduction [95% CI]", "pass")
+_COST = ("arm", "p50/p90 s", "tok in", "tok out", "calls", "cost $")
+_EVENTS = ("arm", "escal.", "verif.err", "killed")
+_LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (_HEADERS,),
+    (_OUTCOME, (*_COST, *_EVENTS[1:])),
+    (_OUTCOME, _COST, _EVENTS),
+)
 
 
 def _cells(summary: ArmSummary) -> list[str]:
@@ -55,20 +68,71 @@ def _cells(summary: ArmSummary) -> list[str]:
     ]
 
 
-def summary_table(report: RunReport) -> Table:
-    """A compact per-arm table; halt reasons and what the cost means go in the caption."""
-    table = Table(title=f"critiquebench run {report.run_id}", title_justify="left")
-    for header in _HEADERS:
-        table.add_column(header, justify="left" if header == "arm" else "right")
-    for summary in report.arms:
-        table.add_row(*_cells(summary))
-    caption = [f"arm {s.arm}: {s.description}" for s in report.arms if s.description]
-    caption += [
+def _table(headers: tuple[str, ...], rows: list[list[str]]) -> Table:
+    table = Table(title_justify="left", caption_justify="left")
+    for header in headers:
+        # fold, never "…": a value cut to "0.…" is worse than one on two lines.
+        justify: Literal["left", "right"] = "left" if header == "arm" else "right"
+        table.add_column(header, justify=justify, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _caption(report: RunReport) -> str:
+    described = [f"arm {s.arm}: {s.description}" for s in report.arms if s.description]
+    halts = [
         f"halts {s.arm}: " + ", ".join(f"{k}={v}" for k, v in s.halts.items()) for s in report.arms
     ]
-    table.caption = "\n".join([*caption, cost_note(report)])
-    table.caption_justify = "left"
-    return table
+    return "\n".join([*described, *halts, cost_note(report)])
+
+
+class SummaryTable:
+    """The per-arm table, in the widest layout that fits the console it is printed on.
+
+    Wide: one table with every column. Narrower (e.g. an 80-column terminal): the
+    same columns split over two or three stacked tables, one row per arm in each,
+    so no value is cut or folded.
+    """
+
+    def __init__(self, report: RunReport) -> None:
+        self.report = report
+
+    def layout(self, groups: tuple[tuple[str, ...], ...]) -> list[Table]:
+        """One table per group of headers; the title on the first, the caption on a lone table.
+
+        Stacked tables can be narrow, so their caption is printed under them instead.
+        """
+        cells = [_cells(s) for s in self.report.arms]
+        tables = []
+        for headers in groups:
+            index = [_HEADERS.index(header) for header in headers]
+            tables.append(_table(headers, [[row[i] for i in index] for row in cells]))
+        tables[0].title = f"critiquebench run {self.report.run_id}"
+        if len(tables) == 1:
+            tables[0].caption = _caption(self.report)
+        return tables
+
+    @property
+    def columns(self) -> list[Column]:
+        """The wide layout's columns."""
+        return self.layout(_LAYOUTS[0])[0].columns
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        unbounded = options.update(max_width=10_000)
+        for groups in _LAYOUTS:
+            tables = self.layout(groups)
+            widths = [Measurement.get(console, unbounded, table).maximum for table in tables]
+            if max(widths) <= options.max_width:
+                break
+        yield from tables  # the narrowest layout when none fits: values fold, never "…"
+        if len(tables) > 1:
+            yield Text(_caption(self.report))
+
+
+def summary_table(report: RunReport) -> SummaryTable:
+    """A per-arm table (a narrow layout on narrow terminals); halts and cost in the caption."""
+    return SummaryTable(report)
 
 
 def _rounds(values: tuple[float, ...]) -> str:
@@ -162,11 +226,17 @@ def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
     ]
 
 
+def _model(report: RunReport) -> str:
+    return report.meta.model if report.meta is not None else "unknown (no runs row)"
+
+
 def comparison_table(first: RunReport, second: RunReport) -> Table:
-    """Two runs side by side, arm by arm (e.g. two models or two prompts)."""
-    table = Table(title=f"{first.run_id} vs {second.run_id}", title_justify="left")
+    """Two runs side by side, arm by arm (e.g. two models or two prompts), with each model."""
+    title = " vs ".join(f"{r.run_id} (model {_model(r)})" for r in (first, second))
+    table = Table(title=title, title_justify="left")
     for header in ("arm", "metric", first.run_id, second.run_id):
-        table.add_column(header, justify="left" if header in ("arm", "metric") else "right")
+        justify: Literal["left", "right"] = "left" if header in ("arm", "metric") else "right"
+        table.add_column(header, justify=justify, overflow="fold")
     by_arm = {s.arm: s for s in second.arms}
     for left in first.arms:
         right = by_arm.get(left.arm)

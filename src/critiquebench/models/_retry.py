@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import re
@@ -12,9 +13,12 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
+import tenacity
+
 from critiquebench.models._provider import ModelError
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 # Quota ids read like "GenerateRequestsPerDayPerProjectPerModel-FreeTier"; other servers
 # write "tokens per day (TPD)" in the message.
@@ -74,8 +78,10 @@ class RetryPolicy:
 
         ``classify`` turns a provider's exception into a :class:`Failure`; exceptions it
         returns None for are not the provider's to handle and propagate unchanged.
+        The loop is tenacity's; what is retried and how long to wait is this policy's.
         """
-        for attempt in range(1, self.max_attempts + 1):
+
+        def attempt() -> T:
             try:
                 return fn()
             except Exception as exc:
@@ -88,12 +94,46 @@ class RetryPolicy:
                     ) from exc
                 if not is_retryable(failure):
                     raise ModelError(f"{model}: {failure.message}") from exc
-                if attempt == self.max_attempts:
-                    raise ModelError(
-                        f"{model}: gave up after {attempt} attempts: {failure.message}"
-                    ) from exc
-                self.sleep(self.delay(attempt, failure.retry_after_s))
-        raise AssertionError("unreachable: max_attempts >= 1")
+                raise _Retryable(failure) from exc
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            sleep=self.sleep,
+            before_sleep=lambda state: self._log_retry(state, model),
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except _Retryable as last:
+            raise ModelError(
+                f"{model}: gave up after {self.max_attempts} attempts: {last.failure.message}"
+            ) from last.__cause__
+
+    def _log_retry(self, state: tenacity.RetryCallState, model: str) -> None:
+        """A warning per retry, so a slow run says why it waits (messages hold no key)."""
+        error = state.outcome.exception() if state.outcome else None
+        reason = error.failure.message if isinstance(error, _Retryable) else "failed"
+        wait = state.next_action.sleep if state.next_action else 0.0
+        _log.warning(
+            "%s: %s; retrying in %.1f s (attempt %d of %d)",
+            model, reason, wait, state.attempt_number + 1, self.max_attempts,
+        )  # fmt: skip
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Seconds before the next attempt, from the failure tenacity just saw."""
+        error = state.outcome.exception() if state.outcome else None
+        hint = error.failure.retry_after_s if isinstance(error, _Retryable) else None
+        return self.delay(state.attempt_number, hint)
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt; carries what the provider said about it."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
 
 
 def is_retryable(failure: Failure) -> bool:

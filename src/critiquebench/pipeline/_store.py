@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,16 +23,28 @@ def _atomic_write_bytes(path: Path, write: Any) -> None:
     """Write via a temporary file in the same folder, then rename over ``path``.
 
     A crash mid-write leaves at most a stray temporary file, never a torn table file.
+    The file ends with the mode any new file gets (0666 less the umask): mkstemp's
+    owner-only 0600 would survive the rename and lock others out of a shared folder.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
+    temporary = _create_temporary(path)
     try:
         write(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _create_temporary(path: Path) -> str:
+    """A new, empty file beside ``path``, created 0666 so the kernel applies the umask."""
+    while True:
+        candidate = path.parent / f".{path.name}.{secrets.token_hex(6)}"
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return str(candidate)
 
 
 def write_table(path: Path, table: str, rows: list[dict[str, Any]]) -> None:

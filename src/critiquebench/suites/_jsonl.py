@@ -128,62 +128,83 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
     return case, None
 
 
-def _read_text(path: Path) -> str:
-    """The file's text; a folder, unreadable or non-UTF-8 file is one clear error."""
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes; a missing, folder, unreadable or binary file is one clear error."""
+    if not path.exists():
+        raise SuiteFormatError(path, None, "no such file")
     if path.is_dir():
         raise SuiteFormatError(path, None, "is a folder: give a .jsonl suite file")
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise SuiteFormatError(path, None, f"cannot be read ({exc.strerror})") from None
+    if b"\0" in data:
+        raise SuiteFormatError(path, None, "is a binary file, not JSONL text")
+    return data
+
+
+def _decode_line(path: Path, number: int, raw: bytes) -> str | SuiteFormatError:
+    """One line as text, or the problem saying where it is not UTF-8."""
     try:
-        return data.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SuiteFormatError(
-            path,
-            line,
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x}): save the file as UTF-8",
-        ) from None
+        reason = (
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x}) at column {exc.start + 1}: "
+            "save the file as UTF-8"
+        )
+        return SuiteFormatError(path, number, reason)
+
+
+def _check_case(
+    path: Path, number: int, text: str, seen: dict[str, int]
+) -> Case | SuiteFormatError:
+    """The case on one line, or the line's problem; ``seen`` maps ids to their lines."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return SuiteFormatError(path, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(raw, dict):
+        return SuiteFormatError(path, number, "each line must be a JSON object {...}")
+    case, problem = _parse_line(raw)
+    if case is None:
+        return SuiteFormatError(path, number, problem or "invalid case")
+    if case.id in seen:
+        reason = f"duplicate id {case.id!r} (first used on line {seen[case.id]})"
+        return SuiteFormatError(path, number, reason)
+    seen[case.id] = number
+    return case
 
 
 def scan_jsonl_suite(path: Path) -> SuiteScan:
     """Read a suite file and collect every problem, not only the first.
 
+    Each line is decoded on its own, so a line that is not UTF-8 is one problem
+    among the others rather than the end of the scan. A UTF-8 byte-order mark
+    (as some editors write) is ignored.
+
     Raises:
-        SuiteFormatError: when the file as a whole cannot be read (a folder, not
-            UTF-8, missing); problems of single lines are returned, not raised.
+        SuiteFormatError: when the file as a whole cannot be read (missing, a
+            folder, binary); problems of single lines are returned, not raised.
     """
-    if not path.exists():
-        raise SuiteFormatError(path, None, "no such file")
-    text = _read_text(path)
+    data = _read_bytes(path).removeprefix(b"\xef\xbb\xbf")
     cases: list[tuple[int, Case]] = []
     problems: list[SuiteFormatError] = []
     seen: dict[str, int] = {}
-    for number, raw_line in enumerate(text.split("\n"), start=1):
-        stripped = raw_line.strip()
+    for number, raw_line in enumerate(data.split(b"\n"), start=1):
+        text = _decode_line(path, number, raw_line)
+        if isinstance(text, SuiteFormatError):
+            problems.append(text)
+            continue
+        stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        try:
-            raw = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            reason = f"not valid JSON ({exc.msg} at column {exc.colno})"
-            problems.append(SuiteFormatError(path, number, reason))
-            continue
-        if not isinstance(raw, dict):
-            problems.append(SuiteFormatError(path, number, "each line must be a JSON object {...}"))
-            continue
-        case, problem = _parse_line(raw)
-        if case is None:
-            problems.append(SuiteFormatError(path, number, problem or "invalid case"))
-        elif case.id in seen:
-            reason = f"duplicate id {case.id!r} (first used on line {seen[case.id]})"
-            problems.append(SuiteFormatError(path, number, reason))
+        found = _check_case(path, number, stripped, seen)
+        if isinstance(found, SuiteFormatError):
+            problems.append(found)
         else:
-            seen[case.id] = number
-            cases.append((number, case))
+            cases.append((number, found))
     if not cases and not problems:
-        reason = "the file is empty" if not text.strip() else "the suite has no cases"
+        reason = "the file is empty" if not data.strip() else "the suite has no cases"
         problems.append(SuiteFormatError(path, None, reason + ": add one JSON object per line"))
     return SuiteScan(path, tuple(cases), tuple(problems))
 

@@ -43,6 +43,8 @@ class SuiteProblem:
     """``file:line`` of the case, or the bundled suite's name."""
     message: str
     case_id: str = ""
+    whole_file: bool = False
+    """The file as a whole cannot be used (a folder, binary, empty): no line to name."""
 
     @property
     def severity(self) -> Literal["error", "warning"]:
@@ -110,6 +112,11 @@ class SuiteValidation:
         if self.warnings:
             text += "; warnings do not fail validation (--strict makes them)"
         return text
+
+    @property
+    def unusable_file(self) -> bool:
+        """The file as a whole could not be used: its one problem says it all."""
+        return bool(self.problems) and all(p.whole_file for p in self.problems)
 
     def ok(self, *, strict: bool = False) -> bool:
         """True without errors (and, when ``strict``, without warnings)."""
@@ -208,9 +215,12 @@ def _locate(name_or_path: str) -> tuple[list[tuple[str, Case]], list[SuiteProble
     try:
         scan = scan_jsonl_suite(path)
     except SuiteFormatError as exc:
-        return [], [SuiteProblem("format", exc.location(), exc.reason)], True
+        return [], [SuiteProblem("format", exc.location(), exc.reason, whole_file=True)], True
     located = [(f"{path}:{line}", case) for line, case in scan.cases]
-    problems = [SuiteProblem("format", p.location(), p.reason) for p in scan.problems]
+    problems = [
+        SuiteProblem("format", p.location(), p.reason, whole_file=p.line is None)
+        for p in scan.problems
+    ]
     return located, problems, True
 
 

@@ -153,6 +153,7 @@ def write_run(
     reps: int = 1,
     retry_limit: int = 3,
     sandbox: str = "bubblewrap sandbox: (synthetic)",
+    model: str = MODEL,
 ) -> Path:
     """Write ``units`` as run ``run_id`` under ``output``; return the run folder."""
     store = ResultStore(output)
@@ -167,7 +168,7 @@ def write_run(
         "reps": reps,
         "retry_limit": retry_limit,
         "feedback": "visible",
-        "model": MODEL,
+        "model": model,
         "verifier_policy": "fail_open",
         "units_planned": len(units),
         "sandbox": sandbox,

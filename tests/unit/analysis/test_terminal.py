@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from critiquebench.analysis import (
     RunReport,
     artifact_rows,
     build_report,
+    comparison_table,
     connect,
     html_report,
     report_markdown,
@@ -89,3 +91,63 @@ def test_curves_are_labelled_kept_and_latest(tmp_path: Path) -> None:
         "r2 50% @ 180" in lines  # fmt: skip
     page = html_report(report)
     assert "answer kept 1.83 → 0.83 → 0.83; latest attempt 1.83 → 0.83 → 1.00" in page
+
+
+def _big_report(tmp_path: Path) -> RunReport:
+    """Five arms with values as wide as a long real run gives."""
+    write_run(tmp_path, "known", units(), reps=2)
+    report = build_report(connect(tmp_path), "known", prices=PRICES, resamples=200)
+    wide = dataclasses.replace(
+        report.arms[1], n=492, mean_tokens_in=12345.0, mean_tokens_out=6789.0,
+        p50_latency_s=123.4, p90_latency_s=456.7, cost_experiment=12.3456, escalated=120,
+        verifier_errors=1234, findings_killed=345, mean_calls=12.5,
+    )  # fmt: skip
+    arms = (report.arms[0], *(dataclasses.replace(wide, arm=arm) for arm in "BCDE"))
+    return dataclasses.replace(report, arms=arms)
+
+
+def _render(renderable: object, width: int) -> str:
+    console = Console(file=io.StringIO(), width=width, record=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("big", [False, True])
+def test_the_table_fits_the_terminal_without_cutting_a_value(
+    tmp_path: Path, width: int, big: bool
+) -> None:
+    if big:
+        report = _big_report(tmp_path)
+    else:
+        write_run(tmp_path, "known", units(), reps=2)
+        report = build_report(connect(tmp_path), "known", prices=PRICES, resamples=200)
+    text = _render(summary_table(report), width)
+    assert "…" not in text
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= width
+    lines = text.splitlines()
+    for header in _HEADERS:
+        assert any(f" {header} " in line for line in lines), (header, text)
+    for arm in report.arms:
+        row = [line for line in lines if line.startswith(f"│ {arm.arm} ")]
+        for value in _cells(arm)[1:]:
+            assert any(f" {value} " in line for line in row), (value, text)  # whole, one line
+    assert "Paid in this run" in " ".join(text.split())
+
+
+def test_a_wide_terminal_gets_one_table(tmp_path: Path) -> None:
+    write_run(tmp_path, "known", units(), reps=2)
+    report = build_report(connect(tmp_path), "known", prices=PRICES, resamples=200)
+    text = _render(summary_table(report), 200)
+    header = next(line for line in text.splitlines() if "defects@0" in line)
+    assert all(name in header for name in _HEADERS)
+    assert sum(1 for line in text.splitlines() if line.startswith("┏")) == 1
+
+
+def test_compare_names_the_model_of_each_run(tmp_path: Path) -> None:
+    write_run(tmp_path, "run-a", units(), reps=2, model="gemini:gemini-2.5-flash")
+    write_run(tmp_path, "run-b", units(), reps=2, model="local")
+    connection = connect(tmp_path)
+    first, second = (build_report(connection, r, resamples=50) for r in ("run-a", "run-b"))
+    text = " ".join(_render(comparison_table(first, second), 80).split())
+    assert "run-a (model gemini:gemini-2.5-flash) vs run-b (model local)" in text

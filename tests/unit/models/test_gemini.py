@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -223,10 +222,19 @@ def test_large_seeds_fit_the_api_int32(gemini: FakeServer) -> None:
     assert 0 <= gemini.seen[0].body["generationConfig"]["seed"] < 2**31
 
 
-def test_request_body_is_json(gemini: FakeServer) -> None:
+def test_request_body_is_json_carrying_each_message_exactly(gemini: FakeServer) -> None:
+    tricky = [
+        Message("system", 'Quotes " and \\ backslashes,\nnewlines\tand tabs'),
+        Message("user", "Unicode: café, 🙂, a line separator \u2028 and a NUL \x00 byte"),
+    ]
     gemini.queue(answer("ok"))
-    provider(gemini.url, []).complete(MESSAGES, PARAMS)
-    json.dumps(gemini.seen[0].body)  # the server parsed it: the client sent valid JSON
+    provider(gemini.url, []).complete(tricky, PARAMS)
+    (seen,) = gemini.seen
+    assert seen.headers["content-type"].startswith("application/json")
+    # The fake server keeps the raw text when the body does not parse as JSON.
+    assert isinstance(seen.body, dict), seen.body
+    assert seen.body["systemInstruction"]["parts"] == [{"text": tricky[0].content}]
+    assert seen.body["contents"] == [{"role": "user", "parts": [{"text": tricky[1].content}]}]
 
 
 def test_thinking_budget_is_sent_when_set(gemini: FakeServer) -> None:

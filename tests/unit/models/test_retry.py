@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -133,3 +134,34 @@ def test_quota_error_is_a_model_error() -> None:
 def test_max_attempts_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_attempts"):
         RetryPolicy(max_attempts=0)
+
+
+def test_each_retry_is_logged_with_its_reason_and_wait(caplog: pytest.LogCaptureFixture) -> None:
+    outcomes: list[Exception | str] = [OSError("down"), OSError("down"), "ok"]
+
+    def flaky() -> str:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    failure = Failure(message="503 UNAVAILABLE: overloaded", status=503)
+    policy = RetryPolicy(max_attempts=4, sleep=lambda _: None, random=lambda: 0.5)
+    with caplog.at_level(logging.WARNING, logger="critiquebench.models._retry"):
+        assert policy.call(flaky, lambda exc: failure, "gemini:x") == "ok"
+    assert [record.getMessage() for record in caplog.records] == [
+        "gemini:x: 503 UNAVAILABLE: overloaded; retrying in 0.5 s (attempt 2 of 4)",
+        "gemini:x: 503 UNAVAILABLE: overloaded; retrying in 1.0 s (attempt 3 of 4)",
+    ]
+
+
+def test_giving_up_keeps_the_provider_error_as_the_cause() -> None:
+    original = OSError("connection reset")
+
+    def broken() -> None:
+        raise original
+
+    policy = RetryPolicy(max_attempts=2, sleep=lambda _: None, random=lambda: 0.0)
+    with pytest.raises(ModelError, match="m: gave up after 2 attempts: reset") as caught:
+        policy.call(broken, lambda exc: Failure(message="reset", transient=True), "m")
+    assert caught.value.__cause__ is original
