@@ -78,6 +78,13 @@ class ArmSummary:
     verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
     calls: int = 0
+    mean_test_defects: float = 0.0
+    """Mean test defects of the answers kept (failed checks; ``mean_defects`` adds lint
+    and types)."""
+    mean_lint: float = 0.0
+    """Mean lint (ruff) findings of the answers kept."""
+    mean_types: float = 0.0
+    """Mean type (mypy) errors of the answers kept."""
     cached_calls: int = 0
     cost_run: float = 0.0
     cost_experiment: float = 0.0

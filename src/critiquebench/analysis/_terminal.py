@@ -9,6 +9,7 @@ from rich.table import Table
 from critiquebench.analysis._format import (
     cost_note,
     defects_text,
+    kinds_text,
     meta_line,
     pct,
     reduction_text,
@@ -22,6 +23,7 @@ _HEADERS = (
     "n",
     "defects@0",
     "defects [95% CI]",
+    "tests/lint/types",
     "reduction [95% CI]",
     "pass",
     "p50/p90 s",
@@ -41,6 +43,7 @@ def _cells(summary: ArmSummary) -> list[str]:
         str(summary.n),
         f"{summary.mean_defects_initial:.2f}",
         defects_text(summary),
+        kinds_text(summary),
         reduction_text(summary),
         pct(summary.pass_rate),
         f"{summary.p50_latency_s:.1f}/{summary.p90_latency_s:.1f}",

@@ -93,10 +93,15 @@ class LoopSettings:
         return self.stagnation_patience
 
     def feedback_origins(self) -> frozenset[str]:
-        """Check origins whose test failures the loop is shown (none for critic-only arms)."""
+        """Origins of the failures the loop is shown (none for critic-only arms).
+
+        Tool-grounded arms see lint and type findings (origin ``static``) like the
+        failed assertions of their feedback checks: they are the harness's own tools.
+        """
         if self.arm not in TEST_FEEDBACK_ARMS:
             return frozenset()
-        return frozenset({"feedback", "heldout"} if self.feedback == "all" else {"feedback"})
+        checks = {"feedback", "heldout"} if self.feedback == "all" else {"feedback"}
+        return frozenset({*checks, "static"})
 
     def recursion_limit(self) -> int:
         """LangGraph step cap: four nodes per round at most, plus escalation and slack."""
@@ -184,8 +189,13 @@ class Attempt:
 
     @property
     def defects(self) -> int:
-        """Defects over every check, the measurement used for all arms."""
+        """Test defects over every check (failed assertions, errors, ...)."""
         return self.result.defects()
+
+    @property
+    def defects_total(self) -> int:
+        """Measured defects of every arm: test defects + lint findings + type errors."""
+        return self.result.defects_total()
 
 
 @dataclass(frozen=True)

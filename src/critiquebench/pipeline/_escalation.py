@@ -21,8 +21,8 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
     ]
     for attempt in outcome.attempts:
         lines += [
-            f"## Attempt {attempt.iteration}: {attempt.defects} defect(s), "
-            f"{attempt.feedback_defects} visible to the loop",
+            f"## Attempt {attempt.iteration}: {attempt.defects_total} defect(s) "
+            f"({attempt.defects} of the tests), {attempt.feedback_defects} visible to the loop",
             "",
             f"Diff versus previous: {attempt.diff_summary or 'first draft'}",
             "",
@@ -31,6 +31,7 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
             "```",
             "",
             *(f"- {failure.describe()}" for failure in attempt.result.failures),
+            *(f"- {finding.describe()}" for finding in attempt.result.findings),
             "",
         ]
     lines += [
@@ -38,7 +39,8 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
         "",
         f"- halt reason: {outcome.halt}",
         f"- fix rounds: {outcome.retry_count}",
-        f"- answer kept: attempt {outcome.final.iteration} ({outcome.final.defects} defect(s))",
+        f"- answer kept: attempt {outcome.final.iteration} "
+        f"({outcome.final.defects_total} defect(s), {outcome.final.defects} of the tests)",
         f"- tokens in/out: {outcome.tokens_in}/{outcome.tokens_out}",
     ]
     if outcome.error:
