@@ -44,12 +44,24 @@ def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, sou
     return f"(SELECT *, {', '.join(missing)} FROM {source})"
 
 
+_FINDING = '[{"file": "VARCHAR", "line": "INTEGER", "code": "VARCHAR", "message": "VARCHAR"}]'
+FINDINGS_VIEW = " UNION ALL ".join(
+    f"""SELECT run_id, case_id, arm, rep, iteration, '{kind}' AS kind,
+       f.file, f.line, f.code, f.message
+FROM attempts,
+     unnest(from_json(coalesce(nullif({kind}_findings, ''), '[]'), '{_FINDING}')) AS t(f)"""
+    for kind in ("lint", "types")
+)
+"""One row per lint or type finding of every attempt (the view ``findings``)."""
+
+
 def _define(
     connection: duckdb.DuckDBPyConnection,
     output: Path,
     kind: Literal["VIEW", "TABLE"],
 ) -> None:
-    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables).
+    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables),
+    and the view ``findings`` (one row per lint or type finding).
 
     A table with no files yet gets the right columns and no rows, so queries never
     fail just because nothing has been written.
@@ -69,6 +81,7 @@ def _define(
         if not files and kind == "TABLE":
             # The copy holds the columns; the registered Arrow table is no longer needed.
             connection.unregister(f"_{table}_empty")
+    connection.execute(f"CREATE VIEW findings AS {FINDINGS_VIEW}")
 
 
 def connect(output: Path) -> duckdb.DuckDBPyConnection:
