@@ -17,7 +17,7 @@ from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 
 class ReportFormatError(ValueError):

@@ -19,6 +19,7 @@ from critiquebench.analysis import (
     read_report,
     write_reports,
 )
+from critiquebench.analysis._report_types import REPORT_VERSION
 from critiquebench.pipeline import TABLES
 from tests.unit.analysis.synthetic_run import MODEL, Call, FakeUnit, write_run
 
@@ -204,7 +205,7 @@ def test_report_json_reads_back_and_renders_the_same(tmp_path: Path) -> None:
 
 
 def test_a_report_of_another_version_is_refused_with_the_fix(report: RunReport) -> None:
-    text = report.to_json().replace('"version": 1', '"version": 99')
+    text = report.to_json().replace(f'"version": {REPORT_VERSION}', '"version": 99')
     with pytest.raises(ReportFormatError, match=r"report version 99.*critiquebench report"):
         RunReport.from_json(text)
     with pytest.raises(ReportFormatError, match=r"x\.json: not JSON"):
