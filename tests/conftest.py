@@ -20,6 +20,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # so the environment is set in this hook; the folder is removed at the end.
     os.environ["PREFECT_HOME"] = str(_PREFECT_HOME)
     configure_prefect_environment(_PREFECT_HOME)
+    # The judge's mypy cache goes to the same throwaway folder, not the project's.
+    os.environ["CRITIQUEBENCH_MYPY_CACHE"] = str(_PREFECT_HOME / "mypy-cache")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -19,6 +19,7 @@ import ast
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ import threading
 import tokenize
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,9 @@ MYPY_FLAGS: tuple[str, ...] = (
 )
 """mypy's default checks (not --strict: a missing annotation is style, not a defect),
 plus the bodies of unannotated functions; third-party imports are Any (no site-packages)."""
+
+DEFAULT_CACHE = "data/cache/mypy"
+"""mypy's cache folder, relative to the project (next to the call cache)."""
 
 CANDIDATE_FILE = "candidate.py"
 """The file name findings are reported against (the artifact is one file)."""
@@ -79,8 +83,9 @@ class StaticSettings:
     """Ruff rule codes or prefixes selected (``--select``)."""
     mypy_flags: tuple[str, ...] = MYPY_FLAGS
     """Flags of the mypy daemon."""
-    cache_dir: Path = field(default_factory=lambda: Path("data/cache/mypy"))
-    """mypy's cache, shared by the checkers of every run in this project."""
+    cache_dir: Path | None = None
+    """mypy's cache, shared by the checkers of every run in this project; None =
+    ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``data/cache/mypy``."""
     timeout_s: float = 30.0
     """Longest a single ruff or mypy check may take before it counts as a tool failure."""
     daemon_idle_s: int = 600
@@ -264,7 +269,10 @@ class StaticChecker:
             self._status = None
 
     def _start(self) -> Path:
-        cache = self.settings.cache_dir.resolve()
+        chosen = self.settings.cache_dir or Path(
+            os.environ.get("CRITIQUEBENCH_MYPY_CACHE") or DEFAULT_CACHE
+        )
+        cache = chosen.resolve()
         cache.mkdir(parents=True, exist_ok=True)
         config = self._folder / "mypy.ini"
         config.write_text("[mypy]\n", encoding="utf-8")
