@@ -23,7 +23,7 @@ from critiquebench.pipeline._units import _attempt_row
 from critiquebench.suites import Case, Check, SuiteFormatError, load_jsonl_suite
 
 # Line 1: unused import (ruff F401); line 2: a str where an int is declared (mypy).
-SNIPPET = """import os
+SNIPPET = """import os  # noqa: F401
 label: int = "s"  # type: ignore
 
 
@@ -59,7 +59,8 @@ def test_known_findings_with_kind_line_and_code(judge: PythonJudge) -> None:
     lint, types = result.of_kind("lint"), result.of_kind("types")
     assert [(f.line, f.code, f.file) for f in lint] == [(1, "F401", "candidate.py")]
     assert "os" in lint[0].message
-    # The comment cannot hide the error: comments are blanked before mypy reads the code.
+    # Neither comment hides its finding: ruff ignores noqa, and comments are blanked
+    # before mypy reads the code.
     assert [(f.line, f.code) for f in types] == [(2, "assignment")]
     assert 'expression has type "str"' in types[0].message
     assert result.defects_total() == 2 and not result.clean

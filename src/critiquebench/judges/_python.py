@@ -13,7 +13,7 @@ from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
 from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable
-from critiquebench.judges._static import StaticChecker, StaticSettings
+from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
 
 
@@ -100,7 +100,10 @@ class PythonJudge:
         if self.static is not None:
             # A tool failure would make the lint/types counts silently low: the unit is
             # an infrastructure error instead (excluded, retried by a rerun).
-            report = self.static.check(artifact)
+            try:
+                report = self.static.check(artifact)
+            except Exception as exc:  # check() returns its errors; this is a last fence
+                report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
             if report.error is not None:
                 return _infrastructure(case, report.error, started)
             findings = report.findings

@@ -184,6 +184,8 @@ class StaticChecker:
             ast.parse(code)
         except (SyntaxError, ValueError):
             return StaticReport()
+        except Exception as exc:  # too deep to parse here: say so rather than guess
+            return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
         findings: list[Failure] = []
         try:
             if self.settings.lint:
