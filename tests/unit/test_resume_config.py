@@ -56,7 +56,7 @@ def test_runs_row_stores_the_full_config_and_its_hash(tmp_path: Path) -> None:
     (row,) = ResultStore(config.output).run_rows("full-1")
     assert RunConfig.model_validate_json(row["config_json"]) == config
     assert row["experiment_hash"] == config.experiment_hash()
-    assert row["schema_version"] == 2 and row["status"] == "completed"
+    assert row["schema_version"] == 3 and row["status"] == "completed"  # v3: lint, types
 
 
 def test_resume_with_other_experiment_settings_is_refused_before_any_work(
