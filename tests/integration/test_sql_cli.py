@@ -51,13 +51,15 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
     result = runner.invoke(app, ["sql", "--output", str(output)])
     assert result.exit_code == 0, result.output
     statements = [line for line in result.output.splitlines() if line.startswith("CREATE VIEW")]
-    assert len(statements) == 4
+    assert len(statements) == 5  # runs, cases, attempts, calls and findings
     # The statements work as printed in a fresh DuckDB, as they would in its CLI.
     db = duckdb.connect()
     for statement in statements:
         db.execute(statement)
     count = "SELECT count(*) FROM attempts WHERE run_id = 'sql-1'"
     assert db.execute(count).fetchone() == connect(output).execute(count).fetchone() == (9,)
+    findings = "SELECT count(*) FROM findings WHERE run_id = 'sql-1'"
+    assert db.execute(findings).fetchone() == connect(output).execute(findings).fetchone()
 
     # The Python one-liner loads the same views (run here without -i).
     line = next(line for line in result.output.splitlines() if " -i -c " in line)

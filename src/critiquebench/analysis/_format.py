@@ -36,6 +36,11 @@ def defects_text(summary: ArmSummary) -> str:
     return f"{summary.mean_defects:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
 
 
+def kinds_text(summary: ArmSummary) -> str:
+    """Mean defects of the kept answers per kind: tests / lint / types."""
+    return f"{summary.mean_test_defects:.2f}/{summary.mean_lint:.2f}/{summary.mean_types:.2f}"
+
+
 def verdict_sentence(summary: ArmSummary, target: float) -> str:
     """The acceptance verdict of one arm in plain words; empty for an arm without one."""
     estimate = summary.reduction

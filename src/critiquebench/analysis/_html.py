@@ -14,6 +14,7 @@ from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._format import (
     cost_note,
     halt_explanation,
+    kinds_text,
     meta_line,
     pct,
     reduction_text,
@@ -24,7 +25,8 @@ from critiquebench.analysis._format import (
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",
-            "reduction vs A", "pass", "p50/p90 s", "tokens in/out", "calls", "cost/unit",
+            "tests/lint/types kept", "reduction vs A", "pass", "p50/p90 s", "tokens in/out",
+            "calls", "cost/unit",
             "cost", "paid in this run", "escal.", "verif.err", "killed")  # fmt: skip
 
 
@@ -42,7 +44,8 @@ def _cells(a: ArmSummary) -> tuple[str, ...]:
     bounds = None if ci is None or ci.low is None or ci.high is None else (ci.low, ci.high)
     interval = "" if bounds is None else f"{bounds[0]:.2f} to {bounds[1]:.2f}"
     return (a.arm, str(a.n), str(a.n_cases), f"{a.mean_defects_initial:.2f}",
-            f"{a.mean_defects:.2f}", interval, reduction_text(a), pct(a.pass_rate),
+            f"{a.mean_defects:.2f}", interval, kinds_text(a), reduction_text(a),
+            pct(a.pass_rate),
             f"{a.p50_latency_s:.2f}/{a.p90_latency_s:.2f}",
             f"{a.mean_tokens_in:.0f}/{a.mean_tokens_out:.0f}", f"{a.mean_calls:.1f}",
             f"${a.cost_per_unit:.6f}",

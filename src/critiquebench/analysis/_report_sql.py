@@ -4,12 +4,21 @@ Every query orders its rows completely, so the same tables give the same report,
 byte for byte. Every query but the list of failed units reads ``valid``: the units
 that did not fail for infrastructure reasons (``cases.error IS NULL``); a failed
 unit is excluded from every statistic, never scored as defects.
+
+Defects are the harness's measured defects: failed tests + lint + type findings
+(``defects_total_final``; runs before schema v3 measured tests only, so their
+``defects_final`` stands in). The pass rate stays the tests' (``passed``: pass@1, as
+published results report it); test-only, lint and type means are shown beside.
 """
 
 from __future__ import annotations
 
 _VALID = """
-WITH valid AS (SELECT * FROM cases WHERE run_id = $run_id AND error IS NULL)
+WITH valid AS (
+    SELECT *, coalesce(defects_total_final, defects_final) AS measured_final,
+           coalesce(defects_total_initial, defects_initial) AS measured_initial
+    FROM cases WHERE run_id = $run_id AND error IS NULL
+)
 """
 
 # The newest start of the run holds its settings; the first start says when it began.
@@ -32,8 +41,11 @@ SELECT
     arm,
     count(*) AS n,
     count(DISTINCT case_id) AS n_cases,
-    avg(defects_initial) AS mean_defects_initial,
-    avg(defects_final) AS mean_defects,
+    avg(measured_initial) AS mean_defects_initial,
+    avg(measured_final) AS mean_defects,
+    avg(defects_final) AS mean_test_defects,
+    avg(coalesce(final_lint, 0)) AS mean_lint,
+    avg(coalesce(final_types, 0)) AS mean_types,
     avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS pass_rate,
     quantile_cont(latency_s, 0.5) AS p50_latency_s,
     quantile_cont(latency_s, 0.9) AS p90_latency_s,
@@ -65,7 +77,7 @@ GROUP BY arm, halt_reason ORDER BY arm, units DESC, halt_reason
 DEFECTS_BY_CASE = (
     _VALID
     + """
-SELECT arm, case_id, list(defects_final ORDER BY rep) FROM valid
+SELECT arm, case_id, list(measured_final ORDER BY rep) FROM valid
 GROUP BY arm, case_id ORDER BY arm, case_id
 """
 )
@@ -76,7 +88,7 @@ PAIRS_BY_CASE = (
     _VALID
     + """
 SELECT x.arm, case_id,
-       list(a.defects_final ORDER BY rep), list(x.defects_final ORDER BY rep),
+       list(a.measured_final ORDER BY rep), list(x.measured_final ORDER BY rep),
        list(a.passed ORDER BY rep), list(x.passed ORDER BY rep)
 FROM valid a JOIN valid x USING (case_id, rep)
 WHERE a.arm = 'A' AND x.arm <> 'A'
@@ -107,8 +119,9 @@ ROUNDS = (
            sum(original_tokens_in + original_tokens_out) AS tokens
     FROM calls WHERE run_id = $run_id GROUP BY arm, case_id, rep, iteration
 ), steps AS (
-    SELECT a.arm, a.case_id, a.rep, a.iteration, a.defects,
-           arg_min(a.defects, a.defects_feedback::BIGINT * 1000000 - a.iteration) OVER unit
+    SELECT a.arm, a.case_id, a.rep, a.iteration, coalesce(a.defects_total, a.defects) AS defects,
+           arg_min(coalesce(a.defects_total, a.defects),
+                   a.defects_feedback::BIGINT * 1000000 - a.iteration) OVER unit
                AS kept,
            sum(coalesce(s.tokens, 0)) OVER unit AS tokens
     FROM attempts a
@@ -129,7 +142,7 @@ FROM steps GROUP BY arm, case_id, rep ORDER BY arm, case_id, rep
 ESCALATED = (
     _VALID
     + """
-SELECT case_id, arm, rep, halt_reason, defects_final FROM valid
+SELECT case_id, arm, rep, halt_reason, measured_final FROM valid
 WHERE escalated ORDER BY case_id, arm, rep
 """
 )
@@ -172,8 +185,9 @@ REGRESSIONS = (
     _VALID
     + """
 SELECT case_id, arm, rep, iteration, previous, defects FROM (
-    SELECT a.case_id, a.arm, a.rep, a.iteration, a.defects,
-           lag(a.defects) OVER (PARTITION BY a.arm, a.case_id, a.rep ORDER BY a.iteration)
+    SELECT a.case_id, a.arm, a.rep, a.iteration, coalesce(a.defects_total, a.defects) AS defects,
+           lag(coalesce(a.defects_total, a.defects))
+               OVER (PARTITION BY a.arm, a.case_id, a.rep ORDER BY a.iteration)
                AS previous
     FROM attempts a JOIN valid v USING (arm, case_id, rep) WHERE a.run_id = $run_id
 ) WHERE defects > previous ORDER BY case_id, arm, rep, iteration

@@ -17,7 +17,7 @@ from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
-REPORT_VERSION = 2  # 2: failure kinds count the answers kept, not every attempt
+REPORT_VERSION = 2  # 2: failure kinds count the answers kept; mean defects count lint and types
 
 
 class ReportFormatError(ValueError):
@@ -78,6 +78,13 @@ class ArmSummary:
     verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
     calls: int = 0
+    mean_test_defects: float = 0.0
+    """Mean test defects of the answers kept (failed checks; ``mean_defects`` adds lint
+    and types)."""
+    mean_lint: float = 0.0
+    """Mean lint (ruff) findings of the answers kept."""
+    mean_types: float = 0.0
+    """Mean type (mypy) errors of the answers kept."""
     cached_calls: int = 0
     cost_run: float = 0.0
     cost_experiment: float = 0.0

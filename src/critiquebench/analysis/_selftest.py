@@ -140,7 +140,9 @@ class _MemoJudge:
     """The real judge, judging each distinct (case, code) once."""
 
     def __init__(self) -> None:
-        self._judge = PythonJudge()
+        # Tests only: the planted effect is on the tests, and a reference solution's
+        # own lint or type findings (HumanEval has some) would blur the known truth.
+        self._judge = PythonJudge(static=None)
         self._seen: dict[tuple[str, str], JudgeResult] = {}
         self._lock = threading.Lock()
 

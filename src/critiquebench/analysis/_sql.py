@@ -12,7 +12,7 @@ import duckdb
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis._views import read_only_connection
+from critiquebench.analysis._views import FINDINGS_VIEW, read_only_connection
 from critiquebench.pipeline import TABLES
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
@@ -27,7 +27,8 @@ def _cell(value: Any) -> str:
 
 
 def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table, str]:
-    """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` of ``output``.
+    """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` (and the
+    view ``findings``) of ``output``.
 
     Returns the first ``max_rows`` rows as a rich table whose cells and headers are
     literal text (a value like ``x[0]`` is not rich markup), and a line saying how
@@ -83,6 +84,9 @@ def views_sql(output: Path) -> str:
             )
         else:
             lines.append(f"-- no {table} files yet under {root}")
+    if any(root.glob("*/attempts/*.parquet")):
+        # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
+        lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
     return "\n".join(lines)
 
 

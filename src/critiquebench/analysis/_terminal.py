@@ -13,6 +13,7 @@ from critiquebench.analysis._format import (
     cost_note,
     defects_text,
     halt_explanation,
+    kinds_text,
     meta_line,
     pct,
     reduction_text,
@@ -26,6 +27,7 @@ _HEADERS = (
     "n",
     "defects@0",
     "defects [95% CI]",
+    "tests/lint/types",
     "reduction [95% CI]",
     "pass",
     "p50/p90 s",
@@ -38,10 +40,11 @@ _HEADERS = (
     "killed",
 )
 # Narrower terminals get the same columns split over stacked tables (``arm`` in
-# each): what each arm measured, then what it cost and how its loops ended.
+# each): what each arm measured, then what it cost, its defects by kind and how
+# its loops ended.
 _OUTCOME = ("arm", "n", "defects@0", "defects [95% CI]", "reduction [95% CI]", "pass")
 _COST = ("arm", "p50/p90 s", "tok in", "tok out", "calls", "cost $")
-_EVENTS = ("arm", "escal.", "verif.err", "killed")
+_EVENTS = ("arm", "tests/lint/types", "escal.", "verif.err", "killed")
 _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
     (_HEADERS,),
     (_OUTCOME, (*_COST, *_EVENTS[1:])),
@@ -55,6 +58,7 @@ def _cells(summary: ArmSummary) -> list[str]:
         str(summary.n),
         f"{summary.mean_defects_initial:.2f}",
         defects_text(summary),
+        kinds_text(summary),
         reduction_text(summary),
         pct(summary.pass_rate),
         f"{summary.p50_latency_s:.1f}/{summary.p90_latency_s:.1f}",

@@ -18,12 +18,50 @@ def _sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+_DUCKDB_TYPES = {
+    pa.int32(): "INTEGER",
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.bool_(): "BOOLEAN",
+    pa.string(): "VARCHAR",
+}
+
+
+def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, source: str) -> str:
+    """``source`` plus typed NULL columns for what files of an older schema lack.
+
+    Runs written before a column existed (say ``defects_total_final``, schema v3)
+    still answer every query; the column reads as NULL for them.
+    """
+    present = {row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    missing = [
+        f"CAST(NULL AS {_DUCKDB_TYPES.get(c.type, 'VARCHAR')}) AS {c.name}"
+        for c in TABLES[table]
+        if c.name not in present and c.type in _DUCKDB_TYPES
+    ]
+    if not missing:
+        return source
+    return f"(SELECT *, {', '.join(missing)} FROM {source})"
+
+
+_FINDING = '[{"file": "VARCHAR", "line": "INTEGER", "code": "VARCHAR", "message": "VARCHAR"}]'
+FINDINGS_VIEW = " UNION ALL ".join(
+    f"""SELECT run_id, case_id, arm, rep, iteration, '{kind}' AS kind,
+       f.file, f.line, f.code, f.message
+FROM attempts,
+     unnest(from_json(coalesce(nullif({kind}_findings, ''), '[]'), '{_FINDING}')) AS t(f)"""
+    for kind in ("lint", "types")
+)
+"""One row per lint or type finding of every attempt (the view ``findings``)."""
+
+
 def _define(
     connection: duckdb.DuckDBPyConnection,
     output: Path,
     kind: Literal["VIEW", "TABLE"],
 ) -> None:
-    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables).
+    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables),
+    and the view ``findings`` (one row per lint or type finding).
 
     A table with no files yet gets the right columns and no rows, so queries never
     fail just because nothing has been written.
@@ -32,7 +70,9 @@ def _define(
         files = sorted(output.glob(f"*/{table}/*.parquet"))
         if files:
             listing = ", ".join(_sql_literal(str(path)) for path in files)
-            source = f"read_parquet([{listing}], union_by_name = true)"
+            source = _with_missing_columns(
+                connection, table, f"read_parquet([{listing}], union_by_name = true)"
+            )
         else:
             empty = pa.Table.from_pylist([], schema=arrow_schema(table))
             connection.register(f"_{table}_empty", empty)
@@ -41,6 +81,7 @@ def _define(
         if not files and kind == "TABLE":
             # The copy holds the columns; the registered Arrow table is no longer needed.
             connection.unregister(f"_{table}_empty")
+    connection.execute(f"CREATE VIEW findings AS {FINDINGS_VIEW}")
 
 
 def connect(output: Path) -> duckdb.DuckDBPyConnection:

@@ -16,6 +16,8 @@ FailureKind = Literal[
     "crash",  # the child process died (memory limit, signal) mid-run
     "not_run",  # a check that could not run because of a fatal failure before it
     "critic",  # a finding of an LLM critic: shown to the fixer, never a measured defect
+    "lint",  # a ruff finding (judges/_static.py RUFF_RULES)
+    "types",  # a mypy error (judges/_static.py MYPY_FLAGS)
 ]
 
 FAILURE_KINDS: tuple[FailureKind, ...] = (
@@ -26,7 +28,14 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
     "import",
     "crash",
     "not_run",
+    "lint",
+    "types",
 )
+
+TEST_KINDS: tuple[FailureKind, ...] = FAILURE_KINDS[:7]
+"""Kinds found by running the tests; ``defects()`` and ``passed`` count only these."""
+STATIC_KINDS: tuple[FailureKind, ...] = ("lint", "types")
+"""Kinds found by reading the code (ruff, mypy); kept in ``JudgeResult.findings``."""
 
 # Kinds that stop the run of the remaining checks; each counts one defect of its own.
 FATAL_KINDS: frozenset[FailureKind] = frozenset({"syntax", "import", "crash"})
@@ -42,8 +51,10 @@ class Failure:
     source: str = ""
     expected: str | None = None
     actual: str | None = None
-    origin: str = ""  # "feedback", "heldout" or "" for failures of the artifact as a whole
+    origin: str = ""  # "feedback", "heldout", "static" (lint, types) or "" (the whole artifact)
     inside: bool = False  # decided inside the sandbox (a check of an unusual shape)
+    code: str = ""  # the tool's rule or error code (lint, types), e.g. F401, assignment
+    file: str = ""  # the file a lint or type finding is in (the artifact is one file)
 
     def __post_init__(self) -> None:
         # Whatever the candidate wrote reaches tables, prompts and Markdown: bounded, valid
@@ -56,6 +67,9 @@ class Failure:
 
     def describe(self) -> str:
         """A one-paragraph human/LLM-readable description."""
+        if self.kind in STATIC_KINDS:
+            code = f" {self.code}" if self.code else ""
+            return f"[{self.kind}{code}] {self.file or 'artifact'} line {self.line}: {self.message}"
         where = f"test line {self.line}" if self.line else "artifact"
         text = f"[{self.kind}] {where}"
         if self.source:
@@ -82,25 +96,43 @@ class JudgeResult:
     """Set when the judge itself could not judge (the sandbox did not start, the host
     was too loaded to finish): the failures then say nothing about the artifact, and
     the unit must be excluded from the statistics, never counted as defects."""
+    findings: tuple[Failure, ...] = ()
+    """Lint and type findings (kinds ``lint``, ``types``; origin ``static``), kept apart
+    from ``failures`` so the test-only numbers keep their meaning."""
 
     def visible_to(self, origins: frozenset[str]) -> tuple[Failure, ...]:
-        """Failures the loop may see: of checks in ``origins`` plus whole-artifact ones."""
-        return tuple(f for f in self.failures if f.origin in origins or not f.origin)
+        """What the loop may see: failures and findings whose origin is in ``origins``,
+        plus whole-artifact failures (syntax, import, crash)."""
+        everything = (*self.failures, *self.findings)
+        return tuple(f for f in everything if f.origin in origins or not f.origin)
 
     def defects(self, origins: frozenset[str] | None = None) -> int:
-        """Defect count, over all checks or only those whose origin is in ``origins``."""
+        """Test defects, over all checks or only those whose origin is in ``origins``."""
         if origins is None:
             return len(self.failures)
         return len(self.visible_to(origins))
 
+    def defects_total(self) -> int:
+        """The harness's measured defects: failed tests + lint findings + type errors."""
+        return len(self.failures) + len(self.findings)
+
+    def of_kind(self, kind: FailureKind) -> tuple[Failure, ...]:
+        """Failures or findings of one kind."""
+        return tuple(f for f in (*self.failures, *self.findings) if f.kind == kind)
+
     def defects_by_kind(self) -> dict[FailureKind, int]:
-        """Defect counts for every kind (zeros included), over all checks."""
+        """Defect counts for every kind (zeros included): tests, lint and types."""
         counts: dict[FailureKind, int] = dict.fromkeys(FAILURE_KINDS, 0)
-        for failure in self.failures:
+        for failure in (*self.failures, *self.findings):
             counts[failure.kind] += 1
         return counts
 
     @property
     def passed(self) -> bool:
-        """True when no check failed (never when the judge itself failed)."""
+        """True when no check failed (never when the judge itself failed); tests only."""
         return not self.failures and self.infrastructure_error is None
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing of any kind was found: tests pass, no lint, no type error."""
+        return self.passed and not self.findings

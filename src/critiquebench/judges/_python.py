@@ -9,10 +9,11 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from critiquebench.judges._failure import JudgeResult
+from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
 from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable
+from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
 
 
@@ -42,18 +43,30 @@ class SandboxLimits:
     """Give each attempt fresh user, PID and mount namespaces where the kernel allows."""
 
 
+DEFAULT_STATIC = StaticSettings()
+"""ruff and mypy with the documented rule sets (see ``judges/_static.py``)."""
+
+
 class PythonJudge:
-    """Judges Python artifacts: every check separately, in a sandbox, decided by the parent.
+    """Judges Python artifacts: every check separately, in a sandbox, decided by the parent;
+    then ruff and mypy read the code (outside the sandbox: they never execute it).
 
     Never raises: whatever the candidate does becomes a defect, and a failure of the
-    judge itself becomes ``JudgeResult.infrastructure_error``.
+    judge itself (sandbox, ruff or mypy) becomes ``JudgeResult.infrastructure_error``.
+    ``static=None`` judges by the tests alone.
     """
 
-    def __init__(self, limits: SandboxLimits | None = None, sandbox: Sandbox | None = None) -> None:
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        sandbox: Sandbox | None = None,
+        static: StaticSettings | None = DEFAULT_STATIC,
+    ) -> None:
         self.limits = limits or SandboxLimits()
         self._sandbox = sandbox
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
+        self.static = StaticChecker(static) if static is not None else None
 
     @property
     def sandbox(self) -> Sandbox:
@@ -83,6 +96,17 @@ class PythonJudge:
             return _infrastructure(case, f"judge error: {type(exc).__name__}: {exc}", started)
         if judged.infrastructure_error:
             return _infrastructure(case, judged.infrastructure_error, started)
+        findings: tuple[Failure, ...] = ()
+        if self.static is not None:
+            # A tool failure would make the lint/types counts silently low: the unit is
+            # an infrastructure error instead (excluded, retried by a rerun).
+            try:
+                report = self.static.check(artifact)
+            except Exception as exc:  # check() returns its errors; this is a last fence
+                report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+            if report.error is not None:
+                return _infrastructure(case, report.error, started)
+            findings = report.findings
         return JudgeResult(
             failures=tuple(judged.failures),
             checks_total=len(case.checks),
@@ -90,12 +114,15 @@ class PythonJudge:
             duration_s=time.perf_counter() - started,
             notes=(self.sandbox.description,),
             checks_inside=sum(1 for plan in plans if plan.mode == "inside"),
+            findings=findings,
         )
 
     def close(self) -> None:
-        """Stop the sandbox workers (they also stop when this process ends)."""
+        """Stop the sandbox workers and the mypy daemon (they also stop with this process)."""
         if self._sandbox is not None:
             self._sandbox.close()
+        if self.static is not None:
+            self.static.close()
 
     def _attempt(
         self, case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits

@@ -95,10 +95,15 @@ class LoopSettings:
         return self.arm if isinstance(self.arm, ArmSpec) else resolve_arm(self.arm)
 
     def feedback_origins(self) -> frozenset[str]:
-        """Check origins whose test failures the loop is shown (none for critic-only arms)."""
+        """Origins of the failures the loop is shown (none for critic-only arms).
+
+        Tool-grounded arms see lint and type findings (origin ``static``) like the
+        failed assertions of their feedback checks: they are the harness's own tools.
+        """
         if not self.spec.tests:
             return frozenset()
-        return frozenset({"feedback", "heldout"} if self.feedback == "all" else {"feedback"})
+        checks = {"feedback", "heldout"} if self.feedback == "all" else {"feedback"}
+        return frozenset({*checks, "static"})
 
     def visible_failures(self, result: JudgeResult) -> tuple[Failure, ...]:
         """The judge's failures the fixer is shown: failing checks of the visible origins
@@ -172,8 +177,13 @@ class Attempt:
 
     @property
     def defects(self) -> int:
-        """Defects over every check, the measurement used for all arms."""
+        """Test defects over every check (failed assertions, errors, ...)."""
         return self.result.defects()
+
+    @property
+    def defects_total(self) -> int:
+        """Measured defects of every arm: test defects + lint findings + type errors."""
+        return self.result.defects_total()
 
 
 def empty_attempt(case: Case) -> Attempt:

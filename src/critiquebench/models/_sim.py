@@ -79,9 +79,15 @@ def _sim_wrong(value):
 _sim_reference = {entry}
 
 
-def {entry}(*args, **kwargs):
+def _sim_wrapped(*args, **kwargs):
     return _sim_wrong(_sim_reference(*args, **kwargs))
+
+
+globals()["{entry}"] = _sim_wrapped
 """
+# The wrong answer rebinds the entry point through globals() rather than a second
+# ``def``: a redefinition is a mypy error, and the sim's planted effect is on the
+# tests alone, so its answers must stay free of lint and type findings.
 
 
 class SimSpecError(ValueError):

@@ -42,9 +42,10 @@ def _diff_block(before: Attempt, after: Attempt) -> list[str]:
 def _failure_lines(attempt: Attempt) -> list[str]:
     """The attempt's failures, split into those the loop saw and those held out from it."""
     visible = set(attempt.feedback_failures)
-    judged = set(attempt.result.failures)
-    seen = [f for f in attempt.result.failures if f in visible]
-    hidden = [f for f in attempt.result.failures if f not in visible]
+    measured = (*attempt.result.failures, *attempt.result.findings)  # tests, lint, types
+    judged = set(measured)
+    seen = [f for f in measured if f in visible]
+    hidden = [f for f in measured if f not in visible]
     # Critic findings reach the fixer but are never measured defects.
     critic = [f for f in attempt.feedback_failures if f not in judged]
     lines: list[str] = []
@@ -83,8 +84,8 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
         ]
     for previous, attempt in zip((None, *attempts), attempts, strict=False):
         lines += [
-            f"## Attempt {attempt.iteration}: {attempt.defects} defect(s), "
-            f"{attempt.feedback_defects} visible to the loop",
+            f"## Attempt {attempt.iteration}: {attempt.defects_total} defect(s) "
+            f"({attempt.defects} of the tests), {attempt.feedback_defects} visible to the loop",
             "",
         ]
         if previous is None:
@@ -107,7 +108,8 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
         "",
         f"- halt reason: {outcome.halt}",
         f"- fix rounds: {outcome.retry_count}",
-        f"- answer kept: attempt {outcome.final.iteration} ({outcome.final.defects} defect(s))",
+        f"- answer kept: attempt {outcome.final.iteration} "
+        f"({outcome.final.defects_total} defect(s), {outcome.final.defects} of the tests)",
         f"- tokens in/out: {outcome.tokens_in}/{outcome.tokens_out}",
     ]
     if outcome.error:

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
 
-from critiquebench.judges import PythonJudge, is_full_sandbox, probe_sandbox
+from critiquebench.judges import (
+    DEFAULT_JUDGE,
+    JudgeSet,
+    PythonJudge,
+    is_full_sandbox,
+    probe_sandbox,
+)
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
     CachingProvider,
@@ -100,7 +106,8 @@ def dependencies_for(settings: ProviderSettings) -> LoopDependencies:
     if settings.cache_path is not None:
         # The cache sits outside the limiter: a hit spends no slot and no quota.
         provider = CachingProvider(provider, CallCache(settings.cache_path))
-    return LoopDependencies(provider=provider, judge=PythonJudge())
+    # Each case names its judge; other registered judges are created on first use.
+    return LoopDependencies(provider=provider, judge=JudgeSet({DEFAULT_JUDGE: PythonJudge()}))
 
 
 def _versions() -> str:

@@ -19,6 +19,13 @@ Version 3: the configuration columns of ``runs`` are generated from ``RunConfig`
 one per field (``limit`` is ``case_limit``), so none is missing (it added
 ``quorum_threshold``, ``cache``, ``cache_dir``, the rate limits, ``output``,
 ``task_runner``, ``dask_address``, ``prices`` and ``target``); their integers are int64.
+
+Version 3 also added lint (ruff) and type (mypy) findings as defect kinds of their own:
+``attempts.defects_total``, ``defects_lint``, ``defects_types``, ``lint_findings``,
+``types_findings``; ``cases.defects_total_initial``, ``defects_total_final``,
+``final_lint``, ``final_types``, ``final_lint_findings``, ``final_types_findings``.
+``defects``/``defects_initial``/``defects_final``/``passed`` keep counting tests only;
+``defects_feedback`` now includes the lint and type findings the loop was shown.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Any, Union, get_args, get_origin
 
 import pyarrow as pa
 
-from critiquebench.judges import FAILURE_KINDS
+from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
 from critiquebench.pipeline._config import RunConfig
 
 SCHEMA_VERSION = 3
@@ -120,10 +127,27 @@ def _unit_columns() -> list[Column]:
     ]
 
 
+_KIND_DOCS = {
+    "lint": "Lint defects: ruff findings (judges/_static.py RUFF_RULES; 0 when not run).",
+    "types": "Type defects: mypy errors (judges/_static.py MYPY_FLAGS; 0 when not run).",
+}
+
+
 def _kind_columns(prefix: str) -> list[Column]:
     return [
-        Column(f"{prefix}_{kind}", pa.int32(), f"Defects of kind '{kind}'.")
+        Column(f"{prefix}_{kind}", pa.int32(), _KIND_DOCS.get(kind, f"Defects of kind '{kind}'."))
         for kind in FAILURE_KINDS
+    ]
+
+
+def _findings_columns(prefix: str) -> list[Column]:
+    return [
+        Column(
+            f"{prefix}{kind}_findings",
+            pa.string(),
+            f"JSON list of the {kind} findings: file, line, code, message.",
+        )
+        for kind in STATIC_KINDS
     ]
 
 
@@ -189,10 +213,24 @@ CASES = [
     *_unit_columns(),
     Column("suite", pa.string(), "Suite name or path."),
     Column("model", pa.string(), "Model that produced the artifacts."),
-    Column("defects_initial", pa.int32(), "Defects of the first draft, over every check."),
-    Column("defects_final", pa.int32(), "Defects of the final answer, over every check."),
+    Column("defects_initial", pa.int32(), "Test defects of the first draft, over every check."),
+    Column("defects_final", pa.int32(), "Test defects of the final answer, over every check."),
     Column("defects_feedback_final", pa.int32(), "Final defects visible to the loop."),
+    Column(
+        "defects_total_initial",
+        pa.int32(),
+        "Measured defects of the first draft: tests + lint + types (null before v3).",
+        nullable=True,
+    ),
+    Column(
+        "defects_total_final",
+        pa.int32(),
+        "Measured defects of the final answer: tests + lint + types; the report's mean "
+        "defects and reduction use it (null before v3: read as defects_final).",
+        nullable=True,
+    ),
     *_kind_columns("final"),
+    *_findings_columns("final_"),
     Column("checks_total", pa.int32(), "Number of checks of the case."),
     Column(
         "passed", pa.bool_(), "True when the final answer has no defects (never with an error)."
@@ -228,9 +266,20 @@ CASES = [
 ATTEMPTS = [
     *_unit_columns(),
     Column("iteration", pa.int32(), "0 = first draft, then one per fix round."),
-    Column("defects", pa.int32(), "Defects over every check."),
-    Column("defects_feedback", pa.int32(), "Defects visible to the loop."),
+    Column("defects", pa.int32(), "Test defects over every check."),
+    Column(
+        "defects_feedback",
+        pa.int32(),
+        "Defects visible to the loop (tool-grounded arms: with lint and type findings).",
+    ),
+    Column(
+        "defects_total",
+        pa.int32(),
+        "Measured defects: tests + lint + types (null before v3).",
+        nullable=True,
+    ),
     *_kind_columns("defects"),
+    *_findings_columns(""),
     Column("checks_passed", pa.int32(), "Checks that passed."),
     Column("checks_total", pa.int32(), "Checks run or due."),
     Column(

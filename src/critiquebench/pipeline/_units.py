@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from critiquebench.critics import Critic
-from critiquebench.judges import Failure
+from critiquebench.judges import STATIC_KINDS, Failure, FailureKind, JudgeResult
 from critiquebench.loop import Attempt, LoopDependencies, LoopOutcome, run_loop
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
@@ -83,6 +83,15 @@ def _failure_json(failures: tuple[Failure, ...]) -> str:
     return json.dumps([asdict(failure) for failure in failures])
 
 
+def _findings_json(result: JudgeResult, kind: FailureKind) -> str:
+    return json.dumps(
+        [
+            {"file": f.file, "line": f.line, "code": f.code, "message": f.message}
+            for f in result.of_kind(kind)
+        ]
+    )
+
+
 def _attempt_row(identity: Row, attempt: Attempt) -> Row:
     result = attempt.result
     return {
@@ -90,7 +99,9 @@ def _attempt_row(identity: Row, attempt: Attempt) -> Row:
         "iteration": attempt.iteration,
         "defects": attempt.defects,
         "defects_feedback": attempt.feedback_defects,
+        "defects_total": attempt.defects_total,
         **{f"defects_{kind}": n for kind, n in result.defects_by_kind().items()},
+        **{f"{kind}_findings": _findings_json(result, kind) for kind in STATIC_KINDS},
         "checks_passed": result.checks_passed,
         "checks_total": result.checks_total,
         "checks_inside": result.checks_inside,
@@ -149,7 +160,10 @@ def outcome_rows(
         "defects_initial": first.defects,
         "defects_final": final.defects,
         "defects_feedback_final": final.feedback_defects,
+        "defects_total_initial": first.defects_total,
+        "defects_total_final": final.defects_total,
         **{f"final_{kind}": n for kind, n in final.result.defects_by_kind().items()},
+        **{f"final_{kind}_findings": _findings_json(final.result, kind) for kind in STATIC_KINDS},
         "checks_total": len(case.checks),
         "passed": final.defects == 0 and outcome.error is None,
         "loops": outcome.retry_count,

@@ -37,6 +37,10 @@ class Case(BaseModel):
     checks: tuple[Check, ...] = Field(description="Feedback and held-out checks, in order.")
     reference_solution: str = Field(default="", description="A known-good answer, if any.")
     tags: tuple[str, ...] = Field(default=(), description="Free-form labels.")
+    judge: str = Field(
+        default="python",
+        description="Name of the registered judge (entry-point group critiquebench.judges).",
+    )
     prompt_is_code: bool = Field(
         default=False,
         description="True when the prompt is a code stub to complete (HumanEval style).",

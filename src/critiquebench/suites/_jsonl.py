@@ -9,7 +9,8 @@ One JSON object per line::
      "heldout_tests": ["assert add_two(-1, 1) == 0"],
      "setup": "",                      # optional: test-side code run first
      "reference_solution": "def ...",  # optional: a known-good answer
-     "tags": ["arithmetic", "easy"]}   # optional
+     "tags": ["arithmetic", "easy"],   # optional
+     "judge": "python"}                # optional: a registered judge's name
 
 Blank lines and lines starting with ``#`` are ignored. Every problem is reported
 with the file, the line number and what to change.
@@ -75,6 +76,7 @@ class _SuiteLine(BaseModel):
     setup: str = ""
     reference_solution: str = ""
     tags: list[str] = []
+    judge: str = Field(default="python", min_length=1)
 
 
 def _describe_validation_error(error: ValidationError) -> str:
@@ -105,6 +107,14 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
         return None, f"field 'entry_point': {line.entry_point!r} is not a Python identifier"
     if not line.feedback_tests and not line.heldout_tests:
         return None, "no tests: give at least one entry in 'feedback_tests' or 'heldout_tests'"
+    from critiquebench.judges._registry import judge_names  # here: judges import suites
+
+    if line.judge not in judge_names():
+        known = ", ".join(judge_names())
+        return None, (
+            f"field 'judge': unknown judge {line.judge!r}; registered judges are {known} "
+            "(a package registers one in the entry-point group 'critiquebench.judges')"
+        )
     checks: list[Check] = []
     tests: list[tuple[str, list[str], CheckOrigin]] = [
         ("feedback_tests", line.feedback_tests, "feedback"),
@@ -124,6 +134,7 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
         checks=tuple(checks),
         reference_solution=line.reference_solution,
         tags=tuple(line.tags),
+        judge=line.judge,
     )
     return case, None
 

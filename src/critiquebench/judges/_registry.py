@@ -1,0 +1,127 @@
+"""Judges by name: the one interface, and the entry points that register judges.
+
+A package registers a judge for its own artifact kind in its ``pyproject.toml``::
+
+    [project.entry-points."critiquebench.judges"]
+    haiku = "my_package.judges:HaikuJudge"
+
+The object named is called with no arguments once per process and must return a
+:class:`Judge`; a suite line selects it with ``"judge": "haiku"``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from critiquebench.judges._failure import JudgeResult
+
+if TYPE_CHECKING:
+    from critiquebench.suites import Case
+
+ENTRY_POINT_GROUP = "critiquebench.judges"
+"""The entry-point group judges are registered in."""
+
+DEFAULT_JUDGE = "python"
+"""The judge of a case whose suite names none."""
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Counts the defects of one artifact of a case.
+
+    Must never raise: the artifact's problems are failures, and the judge's own
+    problems are ``JudgeResult.infrastructure_error``.
+    """
+
+    def __call__(self, case: Case, artifact: str) -> JudgeResult: ...
+
+
+JudgeFactory = Callable[[], Judge]
+
+
+class UnknownJudgeError(LookupError):
+    """A judge name that no installed package registers."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        known = ", ".join(judge_names()) or "none"
+        super().__init__(
+            f"unknown judge {name!r}: registered judges are {known} "
+            f"(entry-point group {ENTRY_POINT_GROUP!r})"
+        )
+
+
+def _builtin() -> dict[str, JudgeFactory]:
+    from critiquebench.judges._python import PythonJudge
+
+    # Also declared as an entry point in pyproject.toml; kept here so a source
+    # checkout whose metadata predates the declaration still finds it.
+    return {DEFAULT_JUDGE: PythonJudge}
+
+
+def judge_names() -> list[str]:
+    """Every registered judge name, sorted."""
+    names = {point.name for point in entry_points(group=ENTRY_POINT_GROUP)}
+    return sorted(names | set(_builtin()))
+
+
+def judge_factory(name: str) -> JudgeFactory:
+    """The factory registered under ``name``.
+
+    Raises:
+        UnknownJudgeError: no package registers ``name``.
+    """
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name == name:
+            factory: JudgeFactory = point.load()
+            return factory
+    builtin = _builtin().get(name)
+    if builtin is None:
+        raise UnknownJudgeError(name)
+    return builtin
+
+
+class JudgeSet:
+    """One judge: the registered judge a case names, each created on first use.
+
+    Never raises: a judge that cannot be loaded, or that raises, makes the attempt an
+    infrastructure error (the unit is excluded and retried, never scored).
+    """
+
+    def __init__(self, judges: dict[str, Judge] | None = None) -> None:
+        self._judges: dict[str, Judge] = dict(judges or {})
+        self._lock = threading.Lock()
+
+    def get(self, name: str) -> Judge:
+        """The judge registered under ``name``, created once."""
+        with self._lock:
+            judge = self._judges.get(name)
+            if judge is None:
+                judge = judge_factory(name)()
+                self._judges[name] = judge
+            return judge
+
+    def __call__(self, case: Case, artifact: str) -> JudgeResult:
+        """Judge ``artifact`` with the judge ``case.judge`` names."""
+        try:
+            return self.get(case.judge)(case, artifact)
+        except Exception as exc:
+            return JudgeResult(
+                failures=(),
+                checks_total=len(case.checks),
+                checks_passed=0,
+                duration_s=0.0,
+                infrastructure_error=f"judge {case.judge!r}: {type(exc).__name__}: {exc}",
+            )
+
+    def close(self) -> None:
+        """Close every judge that has a ``close`` method."""
+        with self._lock:
+            judges = list(self._judges.values())
+        for judge in judges:
+            close = getattr(judge, "close", None)
+            if callable(close):
+                close()

@@ -1,0 +1,318 @@
+"""Lint (ruff) and type (mypy) findings of a Python artifact, on warm tools.
+
+The candidate is untrusted text, but neither tool executes it: ruff and mypy only
+parse and analyse source, so they run outside the sandbox. What the candidate can
+steer is neutralised: ruff runs ``--isolated`` with ``--ignore-noqa`` and mypy with
+our own config file and no site-packages, and every comment is blanked before mypy
+reads the code, so ``# type: ignore`` and ``# mypy: ignore-errors`` cannot hide a
+finding. Neither tool uses the network.
+
+Speed: ruff is a native binary that reads the code on stdin (~10 ms a process);
+mypy runs as one daemon (``dmypy``) per checker, talked to over its socket from
+this process, so a check costs milliseconds instead of a fresh interpreter. Its
+cache lives in a project folder (``data/cache/mypy`` by default) that later runs reuse.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import tokenize
+import uuid
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from critiquebench.judges._failure import Failure
+
+RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
+"""Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
+(likely bugs) and pylint errors: defects, not style, so a correct, plainly written
+answer has none."""
+
+MYPY_FLAGS: tuple[str, ...] = (
+    "--python-version",
+    "3.11",
+    "--check-untyped-defs",
+    "--ignore-missing-imports",
+    "--no-site-packages",
+    "--show-error-codes",
+    "--no-error-summary",
+    "--hide-error-context",
+    "--no-color-output",
+    "--no-pretty",
+)
+"""mypy's default checks (not --strict: a missing annotation is style, not a defect),
+plus the bodies of unannotated functions; third-party imports are Any (no site-packages)."""
+
+DEFAULT_CACHE = "data/cache/mypy"
+"""mypy's cache folder, relative to the project (next to the call cache)."""
+
+CANDIDATE_FILE = "candidate.py"
+"""The file name findings are reported against (the artifact is one file)."""
+
+_MYPY_LINE = re.compile(
+    r"^(?P<file>[^:\n]+):(?P<line>\d+): (?P<severity>error|note): (?P<message>.*?)"
+    r"(?:  \[(?P<code>[a-z0-9-]+)\])?$"
+)
+
+
+class StaticCheckError(RuntimeError):
+    """ruff or mypy itself failed (not the candidate): an infrastructure problem."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StaticSettings:
+    """Which tools run, with what rules, and where mypy keeps its cache."""
+
+    lint: bool = True
+    """Run ruff with ``ruff_rules``."""
+    types: bool = True
+    """Run mypy with ``mypy_flags``."""
+    ruff_rules: tuple[str, ...] = RUFF_RULES
+    """Ruff rule codes or prefixes selected (``--select``)."""
+    mypy_flags: tuple[str, ...] = MYPY_FLAGS
+    """Flags of the mypy daemon."""
+    cache_dir: Path | None = None
+    """mypy's cache, shared by the checkers of every run in this project; None =
+    ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``data/cache/mypy``."""
+    timeout_s: float = 30.0
+    """Longest a single ruff or mypy check may take before it counts as a tool failure."""
+    daemon_idle_s: int = 600
+    """The mypy daemon stops itself after this long without a request."""
+
+
+@dataclass(frozen=True)
+class StaticReport:
+    """Findings of one artifact; ``error`` when a tool could not check it."""
+
+    findings: tuple[Failure, ...] = ()
+    error: str | None = None
+
+
+def blank_comments(code: str) -> str:
+    """``code`` with every comment replaced by ``#`` (lines and columns kept)."""
+    lines = code.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            row, col = token.start
+            text = lines[row - 1]
+            end = col + len(token.string)
+            lines[row - 1] = text[:col] + "#" + " " * (len(token.string) - 1) + text[end:]
+    return "".join(lines)
+
+
+def parse_ruff(output: str) -> tuple[Failure, ...]:
+    """Findings from ``ruff check --output-format json``."""
+    records: list[dict[str, Any]] = json.loads(output or "[]")
+    return tuple(
+        Failure(
+            kind="lint",
+            message=str(record.get("message", "")),
+            line=int((record.get("location") or {}).get("row") or 0),
+            code=str(record.get("code") or ""),
+            file=CANDIDATE_FILE,
+            origin="static",
+        )
+        for record in records
+    )
+
+
+def parse_mypy(output: str) -> tuple[Failure, ...]:
+    """Errors from mypy's one-line output; notes are folded into the error before them."""
+    found: list[Failure] = []
+    for text in output.splitlines():
+        match = _MYPY_LINE.match(text)
+        if match is None:
+            continue
+        message = match["message"]
+        if match["severity"] == "note":
+            if found:
+                last = found[-1]
+                found[-1] = Failure(
+                    kind="types", message=f"{last.message} ({message})", line=last.line,
+                    code=last.code, file=last.file, origin="static",
+                )  # fmt: skip
+            continue
+        found.append(
+            Failure(
+                kind="types",
+                message=message,
+                line=int(match["line"]),
+                code=match["code"] or "",
+                file=CANDIDATE_FILE,
+                origin="static",
+            )
+        )
+    return tuple(found)
+
+
+class StaticChecker:
+    """ruff and mypy over artifacts, warm; thread-safe (mypy requests are serialised).
+
+    Never raises from :meth:`check`: a tool failure is returned as ``StaticReport.error``.
+    """
+
+    def __init__(self, settings: StaticSettings | None = None) -> None:
+        self.settings = settings or StaticSettings()
+        self._lock = threading.Lock()
+        self._folder = Path(tempfile.mkdtemp(prefix="critiquebench-static-"))
+        self._status: Path | None = None
+        self._finalizer = weakref.finalize(self, _stop_daemon, self._folder)
+
+    def check(self, code: str) -> StaticReport:
+        """Lint and type findings of ``code``; none when it does not parse.
+
+        A syntax error is already one defect of the tests' ``syntax`` kind; ruff's and
+        mypy's reports of the same error would count it again.
+        """
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError):
+            return StaticReport()
+        except Exception as exc:  # too deep to parse here: say so rather than guess
+            return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
+        findings: list[Failure] = []
+        try:
+            if self.settings.lint:
+                findings.extend(self._ruff(code))
+            if self.settings.types:
+                findings.extend(self._mypy(blank_comments(code)))
+        except Exception as exc:  # a tool's failure, never the candidate's defect
+            return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+        return StaticReport(findings=tuple(sorted(findings, key=_order)))
+
+    def describe(self) -> str:
+        """The rule set in force, in words (for notes and the report)."""
+        parts = []
+        if self.settings.lint:
+            parts.append("ruff " + ",".join(self.settings.ruff_rules))
+        if self.settings.types:
+            parts.append("mypy --check-untyped-defs")
+        return "; ".join(parts) or "no static checks"
+
+    def close(self) -> None:
+        """Stop the mypy daemon and remove the private folder."""
+        self._finalizer()
+
+    def _ruff(self, code: str) -> tuple[Failure, ...]:
+        command = [
+            _ruff_binary(), "check", "--isolated", "--no-cache", "--ignore-noqa",
+            "--exit-zero", "--output-format", "json", "--target-version", "py311",
+            "--select", ",".join(self.settings.ruff_rules),
+            "--stdin-filename", CANDIDATE_FILE, "-",
+        ]  # fmt: skip
+        done = subprocess.run(
+            command,
+            input=code,
+            capture_output=True,
+            text=True,
+            timeout=self.settings.timeout_s,
+            cwd=self._folder,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise StaticCheckError(f"ruff exited {done.returncode}: {done.stderr.strip()[:300]}")
+        return parse_ruff(done.stdout)
+
+    def _mypy(self, code: str) -> tuple[Failure, ...]:
+        with self._lock:
+            try:
+                response = self._request(code)
+            except StaticCheckError:
+                # The daemon's incremental mode has crashed on odd input before: one
+                # fresh daemon decides; a second failure is reported.
+                self._stop()
+                response = self._request(code)
+        return parse_mypy(str(response.get("out", "")))
+
+    def _request(self, code: str) -> dict[str, Any]:
+        from mypy.dmypy.client import request
+
+        status = self._status or self._start()
+        # A fresh module name per check: the daemon drops the previous candidate
+        # instead of updating it in place, and never mistakes new text for old.
+        path = self._folder / "src" / f"c_{uuid.uuid4().hex}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(code, encoding="utf-8")
+        try:
+            response = request(
+                str(status), "check", timeout=math.ceil(self.settings.timeout_s),
+                files=[str(path)], export_types=False, is_tty=False, terminal_width=80,
+            )  # fmt: skip
+        finally:
+            path.unlink()
+        if "error" in response:
+            raise StaticCheckError(f"mypy daemon: {str(response['error'])[-300:]}")
+        if response.get("status") not in (0, 1) or "INTERNAL ERROR" in str(response.get("out")):
+            detail = str(response.get("err") or response.get("out") or "")
+            raise StaticCheckError(f"mypy failed: {detail[:300]}")
+        # Messages that name the module name the artifact, not our temporary file.
+        response["out"] = str(response.get("out", "")).replace(path.stem, "candidate")
+        return response
+
+    def _stop(self) -> None:
+        if self._status is not None:
+            _stop_daemon(self._folder, remove=False)
+            self._status = None
+
+    def _start(self) -> Path:
+        chosen = self.settings.cache_dir or Path(
+            os.environ.get("CRITIQUEBENCH_MYPY_CACHE") or DEFAULT_CACHE
+        )
+        cache = chosen.resolve()
+        cache.mkdir(parents=True, exist_ok=True)
+        config = self._folder / "mypy.ini"
+        config.write_text("[mypy]\n", encoding="utf-8")
+        status = self._folder / "dmypy.json"
+        command = [
+            sys.executable, "-m", "mypy.dmypy", "--status-file", str(status), "start",
+            "--timeout", str(self.settings.daemon_idle_s),
+            "--log-file", str(self._folder / "dmypy.log"), "--",
+            "--config-file", str(config), "--cache-dir", str(cache), *self.settings.mypy_flags,
+        ]  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, cwd=self._folder, timeout=120, check=False
+        )
+        if done.returncode != 0:
+            raise StaticCheckError(f"dmypy start failed: {(done.stderr or done.stdout)[:300]}")
+        self._status = status
+        return status
+
+
+def _order(failure: Failure) -> tuple[int, str, str]:
+    return (failure.line, failure.kind, failure.code)
+
+
+def _ruff_binary() -> str:
+    from ruff.__main__ import find_ruff_bin
+
+    return str(find_ruff_bin())
+
+
+def _stop_daemon(folder: Path, *, remove: bool = True) -> None:
+    status = folder / "dmypy.json"
+    if status.exists():
+        try:
+            from mypy.dmypy.client import request
+
+            request(str(status), "stop", timeout=5)
+        except Exception:  # the daemon is gone already; its idle timeout ends it otherwise
+            pass
+        status.unlink(missing_ok=True)
+    if remove:
+        shutil.rmtree(folder, ignore_errors=True)

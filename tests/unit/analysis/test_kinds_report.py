@@ -1,0 +1,74 @@
+"""Lint and type defects from the real judge to the tables, the SQL views and the reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from critiquebench.analysis import build_report, connect
+from critiquebench.analysis._html import html_report
+from critiquebench.analysis._terminal import summary_table
+from critiquebench.judges import PythonJudge, StaticSettings
+from critiquebench.loop import LoopDependencies, run_loop
+from critiquebench.models import ScriptedProvider
+from critiquebench.pipeline import ResultStore, RunConfig, Unit
+from critiquebench.pipeline._units import outcome_rows
+from tests.helpers import fenced, make_case
+from tests.unit.analysis.synthetic_run import write_run
+
+# Correct, but with an unused import (lint F401, line 1) and a bad annotation (types, line 3).
+SLOPPY = 'import os\n\nlabel: int = "s"\n\n\ndef add(a, b):\n    return a + b\n'
+CLEAN = "def add(a, b):\n    return a + b\n"
+
+
+def test_per_kind_defects_reach_tables_views_and_reports(tmp_path: Path) -> None:
+    output = tmp_path / "runs"
+    write_run(output, "kinds", [])  # the runs row; the units below come from the real loop
+    config = RunConfig(arms=("A", "B"), run_id="kinds", suite="synthetic")
+    judge = PythonJudge(static=StaticSettings(cache_dir=tmp_path / "mypy"))
+    store = ResultStore(output)
+    case = make_case()
+    answers = {"A": [SLOPPY], "B": [SLOPPY, CLEAN]}
+    try:
+        for arm, replies in answers.items():
+            provider = ScriptedProvider([fenced(reply) for reply in replies])
+            deps = LoopDependencies(provider=provider, judge=judge)
+            unit = Unit(case.id, arm, 0)  # type: ignore[arg-type]
+            outcome = run_loop(case, deps, config.loop_settings(unit.arm), rep=0)
+            rows = outcome_rows(case, unit, outcome, config, 1.0, "scripted")
+            store.write_unit("kinds", unit, rows)
+    finally:
+        judge.close()
+
+    db = connect(output)
+    cases = db.execute(
+        "SELECT arm, defects_final, final_lint, final_types, defects_total_final, passed "
+        "FROM cases ORDER BY arm"
+    ).fetchall()
+    # Tests pass in both arms; arm B's fixer saw the findings and removed them.
+    assert cases == [("A", 0, 1, 1, 2, True), ("B", 0, 0, 0, 0, True)]
+    found = db.execute(
+        "SELECT arm, iteration, kind, file, line, code FROM findings ORDER BY arm, iteration, kind"
+    ).fetchall()
+    assert found == [
+        ("A", 0, "lint", "candidate.py", 1, "F401"),
+        ("A", 0, "types", "candidate.py", 3, "assignment"),
+        ("B", 0, "lint", "candidate.py", 1, "F401"),
+        ("B", 0, "types", "candidate.py", 3, "assignment"),
+    ]
+
+    report = build_report(db, "kinds", resamples=200)
+    a, b = report.arms
+    assert (a.mean_defects, a.mean_test_defects, a.mean_lint, a.mean_types) == (2, 0, 1, 1)
+    assert (b.mean_defects_initial, b.mean_defects) == (2, 0)
+    assert a.pass_rate == b.pass_rate == 1.0  # the pass rate stays the tests'
+    assert b.reduction is not None and b.reduction.estimate == pytest.approx(1.0)
+
+    console = Console(record=True, width=300)
+    console.print(summary_table(report))
+    text = console.export_text()
+    assert "tests/lint/types" in text and "0.00/1.00/1.00" in text
+    html = html_report(report)
+    assert "tests/lint/types kept" in html and "0.00/1.00/1.00" in html
