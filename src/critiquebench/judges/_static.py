@@ -10,7 +10,8 @@ finding. Neither tool uses the network.
 Speed: ruff is a native binary that reads the code on stdin (~10 ms a process);
 mypy runs as one daemon (``dmypy``) per checker, talked to over its socket from
 this process, so a check costs milliseconds instead of a fresh interpreter. Its
-cache lives in a project folder (``data/cache/mypy`` by default) that later runs reuse.
+cache lives in the project's cache folder (``mypy`` in it, by default), which later
+runs reuse.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.judges._failure import Failure
+from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
 """Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
@@ -55,8 +57,8 @@ MYPY_FLAGS: tuple[str, ...] = (
 """mypy's default checks (not --strict: a missing annotation is style, not a defect),
 plus the bodies of unannotated functions; third-party imports are Any (no site-packages)."""
 
-DEFAULT_CACHE = "data/cache/mypy"
-"""mypy's cache folder, relative to the project (next to the call cache)."""
+MYPY_CACHE_FOLDER = "mypy"
+"""mypy's cache folder inside the project's cache folder (next to the call cache)."""
 
 CANDIDATE_FILE = "candidate.py"
 """The file name findings are reported against (the artifact is one file)."""
@@ -85,7 +87,8 @@ class StaticSettings:
     """Flags of the mypy daemon."""
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
-    ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``data/cache/mypy``."""
+    ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
+    (``critiquebench.project.default_cache_dir``)."""
     timeout_s: float = 30.0
     """Longest a single ruff or mypy check may take before it counts as a tool failure."""
     daemon_idle_s: int = 600
@@ -271,8 +274,9 @@ class StaticChecker:
             self._status = None
 
     def _start(self) -> Path:
-        chosen = self.settings.cache_dir or Path(
-            os.environ.get("CRITIQUEBENCH_MYPY_CACHE") or DEFAULT_CACHE
+        variable = os.environ.get("CRITIQUEBENCH_MYPY_CACHE")
+        chosen = self.settings.cache_dir or (
+            Path(variable) if variable else default_cache_dir() / MYPY_CACHE_FOLDER
         )
         cache = chosen.resolve()
         cache.mkdir(parents=True, exist_ok=True)
