@@ -12,6 +12,7 @@ from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import PrefectFuture, as_completed
 
+from critiquebench.analysis import connect, reload_table
 from critiquebench.pipeline import RunConfig, RunIncomplete, finish_run, start_run
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
@@ -69,9 +70,12 @@ def ab_matrix(
             progress.advance()
             update_progress_artifact(progress_id, 100.0 * done / max(total, 1))
             logger.info("units finished: %d/%d (%s)", done, total, progress.eta_text())
-    quality = check_quality_task(config.output, config.run_id, key)
+    # One scan of this run's files serves the quality check and the report.
+    tables = connect(config.output, [config.run_id], snapshot=True)
+    quality = check_quality_task(config.output, config.run_id, key, tables)
     end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
-    write_reports_task(config.output, config.run_id, Path(prices), target, key)
+    reload_table(tables, config.output, [config.run_id], "runs")  # the row just written
+    write_reports_task(config.output, config.run_id, Path(prices), target, key, tables)
     if not quality.passed:
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":

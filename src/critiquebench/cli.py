@@ -296,7 +296,7 @@ def compare(
 ) -> None:
     """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost."""
     table = _load_prices(prices)
-    connection = connect(output)
+    connection = connect(output, [run_a, run_b], snapshot=True)
     reports = [build_report(connection, run, prices=table, target=target) for run in (run_a, run_b)]
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
@@ -376,17 +376,21 @@ def sql(
     ] = None,
     output: OutputOption = Path("data/runs"),
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this run's tables (repeat for several); default: every run."),
+    ] = None,
 ) -> None:
-    """Run a read-only SQL query over every run's tables, or show how to open a session."""
+    """Run a read-only SQL query over the runs' tables, or show how to open a session."""
     # Imported here, not at the top, until critiquebench.analysis re-exports these.
     from critiquebench.analysis._sql import interactive_help, query_table
 
     if query is None:
         # soft_wrap: the commands must stay on one line to be copied; markup off for paths.
-        console.print(interactive_help(output), markup=False, highlight=False, soft_wrap=True)
+        console.print(interactive_help(output, run), markup=False, highlight=False, soft_wrap=True)
         return
     try:
-        table, note = query_table(output, query, max_rows=max_rows)
+        table, note = query_table(output, query, max_rows=max_rows, runs=run)
     except duckdb.Error as exc:
         raise _fail(f"query failed: {_sql_error(exc)}") from None
     console.print(table)
