@@ -30,6 +30,7 @@ from critiquebench.critics import run_quorum_cli
 from critiquebench.models import MODEL_SPEC_HELP
 from critiquebench.pipeline import RunConfig, RunIncomplete, check_baseline, preflight
 from critiquebench.prefect_env import configure_prefect_environment
+from critiquebench.prefect_server import local_prefect_api
 from critiquebench.suites import SuiteFormatError
 
 app = typer.Typer(
@@ -222,31 +223,35 @@ def run(
     if runner is None:
         raise _fail(f"--task-runner must be threads, dask or ray, not {task_runner!r}")
     configure_prefect_environment(Path(".prefect"))
-    from flows.ab_matrix import ab_matrix  # imported late: Prefect reads its env at import
+    # The temporary Prefect API starts first, so its start-up overlaps the imports below.
+    with local_prefect_api() as server:
+        from flows.ab_matrix import ab_matrix  # imported late: Prefect reads its env at import
 
-    console.print(
-        f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
-        f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
-    )
-    problem: Exception | None = None
-    try:
-        ab_matrix(
-            config,
-            prices=str(prices),
-            target=target,
-            task_runner=runner,
-            dask_address=dask_address,
+        console.print(
+            f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
+            f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
         )
-    except Exception as exc:  # failed units or failed quality checks: report what landed
-        problem = exc
-    # A flow that finished wrote report.json: print those numbers, do not compute them
-    # again. One that stopped early may not have, so build the report from what landed.
-    built = _flow_report(config.output, config.run_id) if problem is None else None
-    _print_report(built or _write_reports(config.output, config.run_id, prices, target))
-    _print_files(config.output / config.run_id)
-    # Prefect's shutdown of its temporary server can end the process without the
-    # usual buffer flush; a report that never reaches a redirected file is useless.
-    sys.stdout.flush()
+        problem: Exception | None = None
+        try:
+            server.wait_ready()
+            with server.applied():
+                ab_matrix(
+                    config,
+                    prices=str(prices),
+                    target=target,
+                    task_runner=runner,
+                    dask_address=dask_address,
+                )
+        except Exception as exc:  # failed units or failed quality checks: report what landed
+            problem = exc
+        # A flow that finished wrote report.json: print those numbers, do not compute them
+        # again. One that stopped early may not have, so build the report from what landed.
+        built = _flow_report(config.output, config.run_id) if problem is None else None
+        _print_report(built or _write_reports(config.output, config.run_id, prices, target))
+        _print_files(config.output / config.run_id)
+        # Prefect's shutdown of its temporary server can end the process without the
+        # usual buffer flush; a report that never reaches a redirected file is useless.
+        sys.stdout.flush()
     if isinstance(problem, RunIncomplete):
         _error("incomplete", str(problem))
         raise typer.Exit(code=3)
