@@ -17,10 +17,12 @@ from critiquebench.pipeline._run import (
     RunPlan,
     RunStatus,
     UnitWritten,
+    batch_label,
     dependencies_for,
     finish_run,
     run_unit,
     start_run,
+    unit_batches,
 )
 from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
 from critiquebench.pipeline._store import ResultStore
@@ -44,6 +46,7 @@ __all__ = [
     "UnitRows",
     "UnitWritten",
     "arrow_schema",
+    "batch_label",
     "check_baseline",
     "check_model",
     "check_replay_covers",
@@ -56,4 +59,5 @@ __all__ = [
     "preflight",
     "run_unit",
     "start_run",
+    "unit_batches",
 ]
