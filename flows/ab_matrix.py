@@ -15,15 +15,26 @@ from uuid import UUID
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.futures import PrefectFuture, as_completed
+from prefect.futures import as_completed
+from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
-from critiquebench.pipeline import RunConfig, RunIncomplete, finish_run, start_run
+from critiquebench.analysis import connect, reload_table
+from critiquebench.pipeline import (
+    RunConfig,
+    RunIncomplete,
+    Unit,
+    batch_label,
+    finish_run,
+    start_run,
+    unit_batches,
+)
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
+from critiquebench.suites import Case
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
-from tasks.run_unit import UnitDone, run_unit_task
+from tasks.run_unit import BatchDone, run_units_task
 from tasks.runners import make_task_runner, started
 
 _COMPUTED = frozenset(
@@ -32,6 +43,50 @@ _COMPUTED = frozenset(
 """Fields whose default is computed when a run starts (a new run id, the project's
 folders): their parameter defaults to None, "compute it then", so a deployment made
 on one machine does not freeze another machine's paths or one run's id."""
+
+_PROGRESS_EVERY_S = 1.0
+
+
+def _run_batches(
+    runner: TaskRunner[Any],
+    work: list[tuple[Case, Unit]],
+    config: RunConfig,
+    progress: UnitProgress,
+    progress_id: UUID,
+) -> tuple[int, set[int]]:
+    """Run ``work`` as batch tasks (see ``unit_batches``); units that raised, worker pids.
+
+    Each batch is one task run in the Prefect UI, named after its units; every unit's
+    rows land in Parquet as soon as it finishes, whatever its batch.
+    """
+    logger = get_run_logger()
+    batches = unit_batches(work, config.max_concurrency)
+    futures = {
+        runner.submit(
+            run_units_task, {"work": batch, "config": config, "label": batch_label(batch)}
+        ): len(batch)
+        for batch in batches
+    }
+    failed, done, updated = 0, 0, time.monotonic()
+    workers: set[int] = set()
+    for future in as_completed(list(futures)):
+        try:
+            result: BatchDone = future.result()
+        except Exception as exc:  # a lost batch must not stop the others
+            failed += futures[future]
+            logger.error("batch failed: %s", exc)
+        else:
+            failed += len(result.failed)
+            workers.update(unit.worker_pid for unit in result.done)
+        for _ in range(futures[future]):
+            progress.advance()
+        done += futures[future]
+        # An API call per update costs the server CPU the judges need: at most one a second.
+        if done == len(work) or time.monotonic() - updated >= _PROGRESS_EVERY_S:
+            update_progress_artifact(progress_id, 100.0 * done / max(len(work), 1))
+            updated = time.monotonic()
+        logger.info("units finished: %d/%d (%s)", done, len(work), progress.eta_text())
+    return failed, workers
 
 
 def flow_parameters() -> list[inspect.Parameter]:
@@ -88,25 +143,14 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     # Called from a sync flow these return plain values; the union type is for async use.
     progress_id = create_progress_artifact(0.0, key=f"progress-{key}", description="units done")
     assert isinstance(progress_id, UUID)
-    failed = 0
-    workers: set[int] = set()
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
-        futures: list[PrefectFuture[UnitDone]] = [
-            runner.submit(run_unit_task, {"case": case, "unit": unit, "config": config})
-            for case, unit in plan.work
-        ]
-        for done, future in enumerate(as_completed(futures), start=1):
-            try:
-                workers.add(future.result().worker_pid)
-            except Exception as exc:  # one broken unit must not stop the others
-                failed += 1
-                logger.error("unit failed: %s", exc)
-            progress.advance()
-            update_progress_artifact(progress_id, 100.0 * done / max(total, 1))
-            logger.info("units finished: %d/%d (%s)", done, total, progress.eta_text())
-    quality = check_quality_task(config.output, config.run_id, key)
+        failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
+    # One scan of this run's files serves the quality check and the report.
+    tables = connect(config.output, [config.run_id], snapshot=True)
+    quality = check_quality_task(config.output, config.run_id, key, tables)
     end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
-    write_reports_task(config.output, config.run_id, config.prices, config.target, key)
+    reload_table(tables, config.output, [config.run_id], "runs")  # the row just written
+    write_reports_task(config.output, config.run_id, config.prices, config.target, key, tables)
     if not quality.passed:
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
@@ -19,13 +20,20 @@ from critiquebench.analysis import (
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
 def write_reports_task(
-    output: Path, run_id: str, prices: Path, target: float, artifact_key: str
+    output: Path,
+    run_id: str,
+    prices: Path,
+    target: float,
+    artifact_key: str,
+    tables: duckdb.DuckDBPyConnection | None = None,
 ) -> RunReport:
     """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
 
     The report is computed once; every output here renders that one report.
+    ``tables``: the run's tables already read (shared with the quality check).
     """
-    report = write_reports(output, run_id, prices=load_prices(prices), target=target).report
+    price_table = load_prices(prices)
+    report = write_reports(output, run_id, prices=price_table, target=target, tables=tables).report
     create_markdown_artifact(
         report_markdown(report), key=f"report-{artifact_key}", description="critiquebench report"
     )

@@ -34,3 +34,35 @@ def run_unit_task(case: Case, unit: Unit, config: RunConfig) -> UnitDone:
     if written.error is not None:
         get_run_logger().warning("unit not finished: %s", written.error)
     return UnitDone(written.unit, os.getpid(), written.error)
+
+
+@dataclass(frozen=True)
+class BatchDone:
+    """What a batch task returns: its finished units, and the units that raised."""
+
+    done: tuple[UnitDone, ...]
+    failed: tuple[str, ...] = ()
+    """``unit key: message`` of each unit that raised (it has no rows; a rerun retries it)."""
+
+
+@task(name="run-units", task_run_name="{label}", cache_policy=NO_CACHE, persist_result=False)
+def run_units_task(work: list[tuple[Case, Unit]], config: RunConfig, label: str) -> BatchDone:
+    """Run a batch of units one after another (``label`` names them in the Prefect UI).
+
+    Each unit's rows are written as soon as it finishes, as with one task per unit,
+    and a unit that raises is logged and counted without stopping the rest.
+    """
+    logger = get_run_logger()
+    done: list[UnitDone] = []
+    failed: list[str] = []
+    for case, unit in work:
+        try:
+            written = run_unit(case, unit, config)
+        except Exception as exc:  # one broken unit must not stop the others
+            logger.error("unit %s failed: %s", unit.key, exc)
+            failed.append(f"{unit.key}: {exc}")
+            continue
+        if written.error is not None:
+            logger.warning("unit %s not finished: %s", unit.key, written.error)
+        done.append(UnitDone(written.unit, os.getpid(), written.error))
+    return BatchDone(tuple(done), tuple(failed))

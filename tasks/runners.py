@@ -1,4 +1,4 @@
-"""Where the run-unit tasks execute: threads of the flow's process, or a Dask or Ray cluster.
+"""Where the run-units tasks execute: threads of the flow's process, or a Dask or Ray cluster.
 
 Every unit is independent and its inputs (``Case``, ``Unit``, ``RunConfig``) pickle,
 so the same tasks run unchanged in other processes or on other machines. Each worker

@@ -206,29 +206,36 @@ def _execute(config: RunConfig) -> None:
     """Run the flow for ``config``, then print the report and the files written."""
     from critiquebench.pipeline import RunIncomplete
     from critiquebench.prefect_env import configure_prefect_environment
+    from critiquebench.prefect_server import local_prefect_api
 
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
-    from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env at import
+    # The temporary Prefect API starts first, so its start-up overlaps the imports below.
+    with local_prefect_api() as server:
+        from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
-    console.print(
-        f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
-        f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
-    )
-    problem: Exception | None = None
-    try:
-        run_ab_matrix(config)
-    except Exception as exc:  # failed units or failed quality checks: report what landed
-        problem = exc
-    # A flow that finished wrote report.json: print those numbers, do not compute them
-    # again. One that stopped early may not have, so build the report from what landed.
-    built = _flow_report(config.output, config.run_id) if problem is None else None
-    report = built or _write_reports(config.output, config.run_id, config.prices, config.target)
-    _print_report(report)
-    _print_files(config.output / config.run_id)
-    # Prefect's shutdown of its temporary server can end the process without the
-    # usual buffer flush; a report that never reaches a redirected file is useless.
-    sys.stdout.flush()
+        console.print(
+            f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
+            f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
+        )
+        problem: Exception | None = None
+        try:
+            server.wait_ready()
+            with server.applied():
+                run_ab_matrix(config)
+        except Exception as exc:  # failed units or failed quality checks: report what landed
+            problem = exc
+        # A flow that finished wrote report.json: print those numbers, do not compute them
+        # again. One that stopped early may not have, so build the report from what landed.
+        built = _flow_report(config.output, config.run_id) if problem is None else None
+        report = built or _write_reports(
+            config.output, config.run_id, config.prices, config.target
+        )
+        _print_report(report)
+        _print_files(config.output / config.run_id)
+        # Prefect's shutdown of its temporary server can end the process without the
+        # usual buffer flush; a report that never reaches a redirected file is useless.
+        sys.stdout.flush()
     if isinstance(problem, RunIncomplete):
         _error("incomplete", str(problem))
         raise typer.Exit(code=3)
@@ -295,7 +302,7 @@ def compare(
     folder: Path = _setting("output", output)
     table = _load_prices(_setting("prices", prices))
     goal: float = _setting("target", target)
-    connection = connect(folder)
+    connection = connect(folder, [run_a, run_b], snapshot=True)
     reports = [build_report(connection, run, prices=table, target=goal) for run in (run_a, run_b)]
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
@@ -380,8 +387,12 @@ def sql(
     ] = None,
     output: OutputOption = None,
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this run's tables (repeat for several); default: every run."),
+    ] = None,
 ) -> None:
-    """Run a read-only SQL query over every run's tables, or show how to open a session."""
+    """Run a read-only SQL query over the runs' tables, or show how to open a session."""
     import duckdb
 
     from critiquebench.analysis._sql import interactive_help, query_table
@@ -389,10 +400,10 @@ def sql(
     folder: Path = _setting("output", output)
     if query is None:
         # soft_wrap: the commands must stay on one line to be copied; markup off for paths.
-        console.print(interactive_help(folder), markup=False, highlight=False, soft_wrap=True)
+        console.print(interactive_help(folder, run), markup=False, highlight=False, soft_wrap=True)
         return
     try:
-        table, note = query_table(folder, query, max_rows=max_rows)
+        table, note = query_table(folder, query, max_rows=max_rows, runs=run)
     except duckdb.Error as exc:
         raise _fail(f"query failed: {_sql_error(exc)}") from None
     console.print(table)

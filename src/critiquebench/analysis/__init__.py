@@ -44,7 +44,7 @@ from critiquebench.analysis._report_types import (
     RunMeta,
     RunReport,
 )
-from critiquebench.analysis._sql import interactive_help, query_table, views_sql
+from critiquebench.analysis._sql import interactive_help, query_table
 from critiquebench.analysis._stats import (
     MIN_CASES,
     Acceptance,
@@ -66,7 +66,14 @@ from critiquebench.analysis._terminal import (
     summary_table,
     verdict_lines,
 )
-from critiquebench.analysis._views import connect, read_only_connection
+from critiquebench.analysis._views import (
+    connect,
+    latest_run,
+    read_only_connection,
+    reload_table,
+    table_files,
+    views_sql,
+)
 
 __all__ = [
     "LESSONS_FILE",
@@ -110,6 +117,7 @@ __all__ = [
     "html_report",
     "interactive_help",
     "iteration_curve",
+    "latest_run",
     "lessons_markdown",
     "load_prices",
     "mcnemar_exact",
@@ -119,10 +127,12 @@ __all__ = [
     "query_table",
     "read_only_connection",
     "read_report",
+    "reload_table",
     "render_html_report",
     "report_figures",
     "report_markdown",
     "summary_table",
+    "table_files",
     "update_project_lessons",
     "verdict_lines",
     "views_sql",

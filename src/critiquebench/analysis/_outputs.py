@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from critiquebench.analysis._cost import PriceTable
 from critiquebench.analysis._html import html_report
 from critiquebench.analysis._lessons import lessons_markdown
@@ -33,14 +35,22 @@ class ReportFiles:
 
 
 def write_reports(
-    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
+    output: Path,
+    run_id: str,
+    *,
+    prices: PriceTable | None = None,
+    target: float = DEFAULT_TARGET,
+    tables: duckdb.DuckDBPyConnection | None = None,
 ) -> ReportFiles:
     """Build the report of ``output/run_id`` and write report.json, report.html, lessons.md,
     then record the run in the project lessons ``output/LESSONS.md`` (idempotently).
 
-    Raises ValueError when the run has no results at all.
+    ``tables`` is the run's tables already open (see ``connect(..., snapshot=True)``);
+    without it only this run's files are read, once. Raises ValueError when the run
+    has no results at all.
     """
-    report = build_report(connect(output), run_id, prices=prices, target=target)
+    tables = tables or connect(output, [run_id], snapshot=True)
+    report = build_report(tables, run_id, prices=prices, target=target)
     if not report.arms and not report.failed_units:
         raise ValueError(f"no results for run {run_id!r} under {output}")
     store = ResultStore(output)

@@ -180,7 +180,10 @@ def run_experiment(
         list(pool.map(one, plan.work))
     finish_run(plan, failed=0)
     report = build_report(
-        connect(output), config.run_id, target=settings.target, resamples=settings.resamples
+        connect(output, [config.run_id], snapshot=True),
+        config.run_id,
+        target=settings.target,
+        resamples=settings.resamples,
     )
     arm = next(a for a in report.arms if a.arm == "B")
     estimate = arm.reduction

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,7 @@ import duckdb
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis._views import FINDINGS_VIEW, read_only_connection
-from critiquebench.pipeline import TABLES
+from critiquebench.analysis._views import read_only_connection, views_sql
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
 
@@ -26,9 +26,11 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table, str]:
+def query_table(
+    output: Path, query: str, *, max_rows: int = 100, runs: Sequence[str] | None = None
+) -> tuple[Table, str]:
     """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` (and the
-    view ``findings``) of ``output``.
+    view ``findings``) of ``output``: of the runs named in ``runs`` only, or of every run there.
 
     Returns the first ``max_rows`` rows as a rich table whose cells and headers are
     literal text (a value like ``x[0]`` is not rich markup), and a line saying how
@@ -36,7 +38,7 @@ def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table
     copy with no file or network access (see :func:`read_only_connection`); a bad
     or refused query raises ``duckdb.Error`` with DuckDB's message.
     """
-    with read_only_connection(output) as connection:
+    with read_only_connection(output, runs) as connection:
         statements = connection.extract_statements(query)
         if len(statements) != 1:
             # A second statement could shadow a table with a TEMP view of the same
@@ -63,51 +65,26 @@ def query_table(output: Path, query: str, *, max_rows: int = 100) -> tuple[Table
     return table, f"{len(rows)} row(s)"
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def views_sql(output: Path) -> str:
-    """``CREATE VIEW`` statements that give the duckdb CLI the same views as :func:`connect`.
-
-    A table with no files yet gets a comment instead: DuckDB refuses a glob that
-    matches nothing.
-    """
-    root = output.resolve()
-    lines = []
-    for table in TABLES:
-        if any(root.glob(f"*/{table}/*.parquet")):
-            pattern = _literal(f"{root}/*/{table}/*.parquet")
-            lines.append(
-                f"CREATE VIEW {table} AS SELECT * FROM read_parquet({pattern}, "
-                "union_by_name = true);"
-            )
-        else:
-            lines.append(f"-- no {table} files yet under {root}")
-    if any(root.glob("*/attempts/*.parquet")):
-        # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
-        lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
-    return "\n".join(lines)
-
-
-def interactive_help(output: Path) -> str:
+def interactive_help(output: Path, runs: Sequence[str] | None = None) -> str:
     """How to query the views interactively: a Python session, or the duckdb CLI."""
+    # Double quotes inside, so shlex.quote can wrap it all in single quotes cleanly.
+    selected = "" if runs is None else f", {json.dumps(list(runs))}"
     setup = (
         "from pathlib import Path; from critiquebench.analysis import connect; "
-        # Double quotes inside, so shlex.quote can wrap it all in single quotes cleanly.
-        f"db = connect(Path({json.dumps(str(output.resolve()))}))"
+        f"db = connect(Path({json.dumps(str(output.resolve()))}){selected})"
     )
+    only = "" if runs is None else "".join(f" --run {shlex.quote(run)}" for run in runs)
     python = f"{shlex.quote(sys.executable)} -i -c {shlex.quote(setup)}"
     return "\n".join(
         [
             "No query given. Run one with:",
-            f'  critiquebench sql "{EXAMPLE}" --output {shlex.quote(str(output))}',
+            f'  critiquebench sql "{EXAMPLE}" --output {shlex.quote(str(output))}{only}',
             "",
             "Or open an interactive Python session with the views loaded:",
             f"  {python}",
             f'  >>> db.sql("{EXAMPLE}").show()',
             "",
             "Or, in the duckdb CLI, create the same views with:",
-            views_sql(output),
+            views_sql(output, runs),
         ]
     )

@@ -1,9 +1,15 @@
-"""DuckDB views over the Parquet tables of every run in an output folder."""
+"""The one way to reach results: the Parquet tables of runs as DuckDB views or tables.
+
+Every reader goes through here: the report, the data-quality checks, the ``sql``
+command and the notebook. A reader names the runs it needs and only their files are
+listed and opened, so the cost of opening a run does not grow with the number of
+runs stored beside it.
+"""
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -13,8 +19,11 @@ import pyarrow as pa
 
 from critiquebench.pipeline import TABLES, arrow_schema
 
+Kind = Literal["VIEW", "TABLE"]
 
-def _sql_literal(text: str) -> str:
+
+def sql_literal(text: str) -> str:
+    """``text`` as a SQL string literal (single quotes doubled)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -55,49 +64,104 @@ FROM attempts,
 """One row per lint or type finding of every attempt (the view ``findings``)."""
 
 
-def _define(
-    connection: duckdb.DuckDBPyConnection,
-    output: Path,
-    kind: Literal["VIEW", "TABLE"],
-) -> None:
-    """Create ``runs``, ``cases``, ``attempts``, ``calls`` as views (or copied tables),
-    and the view ``findings`` (one row per lint or type finding).
+def run_folders(output: Path, runs: Sequence[str] | None = None) -> list[Path]:
+    """The folders of ``runs`` under ``output``, or of every run there when ``runs`` is None."""
+    if runs is not None:
+        return [output / run for run in runs]
+    return sorted(path for path in output.iterdir() if path.is_dir()) if output.is_dir() else []
 
-    A table with no files yet gets the right columns and no rows, so queries never
-    fail just because nothing has been written.
+
+def table_files(output: Path, runs: Sequence[str] | None = None) -> dict[str, list[Path]]:
+    """The Parquet files of each table, of ``runs`` only (None: every run under ``output``).
+
+    Only the folders of the runs named are listed: nothing else under ``output`` is read.
     """
-    for table in TABLES:
-        files = sorted(output.glob(f"*/{table}/*.parquet"))
-        if files:
-            listing = ", ".join(_sql_literal(str(path)) for path in files)
+    folders = run_folders(output, runs)
+    return {
+        table: sorted(path for folder in folders for path in (folder / table).glob("*.parquet"))
+        for table in TABLES
+    }
+
+
+def latest_run(output: Path) -> str | None:
+    """The run under ``output`` started last (by its runs rows, not its name), or None.
+
+    Reads the small ``runs`` table of each run and nothing else.
+    """
+    files = [path for folder in run_folders(output) for path in (folder / "runs").glob("*.parquet")]
+    if not files:
+        return None
+    connection = duckdb.connect()
+    define_tables(connection, {"runs": files}, "VIEW", ("runs",))
+    row = connection.execute(
+        "SELECT run_id FROM runs ORDER BY invocation_started_at DESC, run_id DESC LIMIT 1"
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def define_tables(
+    connection: duckdb.DuckDBPyConnection,
+    files: dict[str, list[Path]],
+    kind: Kind = "VIEW",
+    tables: Sequence[str] = tuple(TABLES),
+) -> None:
+    """Create ``tables`` over ``files`` as views, or as tables copied in one scan, and
+    the view ``findings`` (one row per lint or type finding) over ``attempts``.
+
+    A table with no files gets the right columns and no rows, so queries never fail
+    just because nothing has been written. An existing view or table of the same
+    kind and name is replaced (how a snapshot picks up a newly written ``runs`` row).
+    """
+    for table in tables:
+        listing = files.get(table, [])
+        if listing:
+            paths = ", ".join(sql_literal(str(path)) for path in listing)
             source = _with_missing_columns(
-                connection, table, f"read_parquet([{listing}], union_by_name = true)"
+                connection, table, f"read_parquet([{paths}], union_by_name = true)"
             )
         else:
             empty = pa.Table.from_pylist([], schema=arrow_schema(table))
             connection.register(f"_{table}_empty", empty)
             source = f"_{table}_empty"
-        connection.execute(f"CREATE {kind} {table} AS SELECT * FROM {source}")
-        if not files and kind == "TABLE":
+        connection.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM {source}")
+        if not listing and kind == "TABLE":
             # The copy holds the columns; the registered Arrow table is no longer needed.
             connection.unregister(f"_{table}_empty")
-    connection.execute(f"CREATE VIEW findings AS {FINDINGS_VIEW}")
+    if "attempts" in tables:
+        connection.execute(f"CREATE OR REPLACE VIEW findings AS {FINDINGS_VIEW}")
 
 
-def connect(output: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with views ``runs``, ``cases``, ``attempts``, ``calls``.
+def connect(
+    output: Path, runs: Sequence[str] | None = None, *, snapshot: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with ``runs``, ``cases``, ``attempts``, ``calls`` of ``runs``.
 
-    The connection is unrestricted (the report and the interactive session use it);
-    for queries typed by a user, use :func:`read_only_connection`.
+    ``runs`` None means every run under ``output`` (ad-hoc SQL across runs). Views
+    (the default) read the files again at every query and so see rows written since;
+    ``snapshot=True`` copies the tables in once, which is what a reader that asks many
+    questions of a finished run wants (the report, the quality checks): one scan of
+    the run's files instead of one per query.
+
+    The connection is unrestricted; for queries typed by a user, use
+    :func:`read_only_connection`.
     """
     connection = duckdb.connect()
-    _define(connection, output, "VIEW")
+    define_tables(connection, table_files(output, runs), "TABLE" if snapshot else "VIEW")
     return connection
 
 
+def reload_table(
+    connection: duckdb.DuckDBPyConnection, output: Path, runs: Sequence[str], table: str
+) -> None:
+    """Copy one table of ``runs`` into a snapshot again (e.g. ``runs`` after a status change)."""
+    define_tables(connection, {table: table_files(output, runs)[table]}, "TABLE", (table,))
+
+
 @contextmanager
-def read_only_connection(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB holding a copy of the tables of ``output`` that a query cannot escape.
+def read_only_connection(
+    output: Path, runs: Sequence[str] | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB holding a copy of the tables of ``runs`` that a query cannot escape.
 
     The tables are copied into a private database file that is then reopened
     read-only, so ``DROP``/``CREATE``/``INSERT`` fail. External access is then
@@ -111,7 +175,7 @@ def read_only_connection(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         path = Path(folder) / "results.duckdb"
         writer = duckdb.connect(str(path))
         try:
-            _define(writer, output, "TABLE")
+            define_tables(writer, table_files(output, runs), "TABLE")
         finally:
             writer.close()
         connection = duckdb.connect(str(path), read_only=True)
@@ -121,3 +185,30 @@ def read_only_connection(output: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             yield connection
         finally:
             connection.close()
+
+
+def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
+    """``CREATE VIEW`` statements that give the duckdb CLI the same views as :func:`connect`.
+
+    A glob per table keeps the statements short; a table with no files yet gets a
+    comment instead, since DuckDB refuses a glob that matches nothing.
+    """
+    root = output.resolve()
+    files = table_files(root, runs)
+    lines = []
+    for table in TABLES:
+        if not files[table]:
+            lines.append(f"-- no {table} files yet under {root}")
+            continue
+        if runs is None:
+            patterns = sql_literal(f"{root}/*/{table}/*.parquet")
+        else:  # one glob per run that has files of this table
+            folders = sorted({path.parent for path in files[table]})
+            patterns = "[" + ", ".join(sql_literal(f"{f}/*.parquet") for f in folders) + "]"
+        lines.append(
+            f"CREATE VIEW {table} AS SELECT * FROM read_parquet({patterns}, union_by_name = true);"
+        )
+    if files["attempts"]:
+        # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
+        lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
+    return "\n".join(lines)

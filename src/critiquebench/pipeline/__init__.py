@@ -34,20 +34,30 @@ if TYPE_CHECKING:
         RunPlan,
         RunStatus,
         UnitWritten,
+        batch_label,
         dependencies_for,
         finish_run,
         run_unit,
         start_run,
+        unit_batches,
     )
     from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
     from critiquebench.pipeline._store import ResultStore
     from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
-_RUN = ("RunEnd", "RunIncomplete", "RunPlan", "RunStatus", "UnitWritten", "dependencies_for")
+_RUN = (
+    "RunEnd",
+    "RunIncomplete",
+    "RunPlan",
+    "RunStatus",
+    "UnitWritten",
+    "batch_label",
+    "dependencies_for",
+)
 _LAZY = {
     **dict.fromkeys(("SCHEMA_VERSION", "TABLES", "Column", "arrow_schema"), "_schema"),
     "ResultStore": "_store",
-    **dict.fromkeys((*_RUN, "finish_run", "run_unit", "start_run"), "_run"),
+    **dict.fromkeys((*_RUN, "finish_run", "run_unit", "start_run", "unit_batches"), "_run"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
@@ -72,6 +82,7 @@ __all__ = [
     "UnitRows",
     "UnitWritten",
     "arrow_schema",
+    "batch_label",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -85,4 +96,5 @@ __all__ = [
     "preflight",
     "run_unit",
     "start_run",
+    "unit_batches",
 ]

@@ -197,6 +197,34 @@ def run_unit(case: Case, unit: Unit, config: RunConfig) -> UnitWritten:
     return UnitWritten(unit, rows.case["error"])
 
 
+MAX_BATCH = 16
+"""Most units in one batch: small enough that the last batches end close together."""
+
+
+def unit_batches(
+    work: list[tuple[Case, Unit]], workers: int, max_batch: int = MAX_BATCH
+) -> list[list[tuple[Case, Unit]]]:
+    """``work`` cut into consecutive batches, one orchestrated task each.
+
+    An orchestrated task costs CPU in the flow and in the Prefect server (state
+    events, task run records) that an instant model makes comparable to the unit
+    itself. Batches are as big as ``max_batch`` but leave each worker at least four
+    of them, so workers stay balanced to the end; a small run keeps one unit per batch.
+    """
+    size = max(1, min(max_batch, len(work) // (4 * max(workers, 1))))
+    return [work[start : start + size] for start in range(0, len(work), size)]
+
+
+def batch_label(batch: list[tuple[Case, Unit]]) -> str:
+    """A batch's name in the Prefect UI: its unit, or its first and last unit and count."""
+
+    def name(unit: Unit) -> str:
+        return f"{unit.case_id} arm {unit.arm} rep {unit.rep}"
+
+    first, last = batch[0][1], batch[-1][1]
+    return name(first) if len(batch) == 1 else f"{name(first)} .. {name(last)} ({len(batch)} units)"
+
+
 def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd:
     """Record how this start of the run ended, and the data-quality outcome if checked.
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 from rich.console import Console
 from rich.markdown import Markdown
 
@@ -88,8 +89,14 @@ def _outcome(
     )
 
 
-def check_run(output: Path, run_id: str) -> QualityReport:
-    """Validate every table of one run against its suite; the Parquet files are only read."""
+def check_run(
+    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> QualityReport:
+    """Validate every table of one run against its suite; the Parquet files are only read.
+
+    ``tables``: the run's tables already open (see ``load_tables``); else this run's
+    files, and no other run's, are read.
+    """
     run_dir = output / run_id
     if not run_dir.is_dir():
         raise FileNotFoundError(f"no run {run_id!r} under {output}")
@@ -98,7 +105,7 @@ def check_run(output: Path, run_id: str) -> QualityReport:
 
     from critiquebench.quality._suites import ROW_KEYS, arms_of_run, build_suite, ephemeral_context
 
-    frames, retry_limit = load_tables(run_dir)
+    frames, retry_limit = load_tables(output, run_id, tables)
     arms = arms_of_run(frames["runs"])
     parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
     context = ephemeral_context()

@@ -1,4 +1,4 @@
-"""Reading one run's tables with DuckDB, plus the columns that need another table."""
+"""One run's tables as pandas frames for the checks, plus the columns that need another table."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
-from critiquebench.pipeline import TABLES, arrow_schema
+from critiquebench.analysis._views import connect
+from critiquebench.pipeline import TABLES
 
 Frame = Any
 """A pandas DataFrame (pandas ships no type information)."""
@@ -45,15 +45,16 @@ DERIVED_SQL = {
 """Each table of the run, plus the columns its suite needs from other tables."""
 
 
-def load_tables(run_dir: Path) -> tuple[dict[str, Frame], int | None]:
-    """The run's four tables with derived columns, and its retry limit (read-only)."""
-    db = duckdb.connect()
-    for table in TABLES:
-        files = sorted(str(path) for path in (run_dir / table).glob("*.parquet"))
-        if files:
-            db.read_parquet(files, union_by_name=True).create_view(table)
-        else:
-            db.from_arrow(pa.Table.from_pylist([], schema=arrow_schema(table))).create_view(table)
+def load_tables(
+    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> tuple[dict[str, Frame], int | None]:
+    """The run's four tables with derived columns, and its retry limit (read-only).
+
+    ``tables`` is the run's tables already open (``connect(..., snapshot=True)``, as
+    the flow shares one scan between this check and the report); without it only
+    this run's files are read.
+    """
+    db = tables or connect(output, [run_id], snapshot=True)
     # Through Arrow: DuckDB's own .df() trips a pandas 3 deprecation warning.
     frames = {table: db.sql(DERIVED_SQL[table]).to_arrow_table().to_pandas() for table in TABLES}
     row = db.execute("SELECT max(retry_limit) FROM runs").fetchone()

@@ -1,0 +1,245 @@
+"""Pipeline overhead: `critiquebench run` (the Prefect flow) against the library loop.
+
+The workload is HumanEval x arms A, B x 3 reps on a replay model that answers
+instantly: every first draft raises, every fix is the canonical solution, so arm B
+fixes on its first round. Each measurement runs in a fresh process into a fresh
+output folder (no call cache), at concurrency 1, 2 and 4:
+
+- flow: `critiquebench run` as a user calls it (CLI import, temporary Prefect
+  server, the ab-matrix flow, data-quality check, reports, printing, shutdown);
+- library: `start_run`, then `run_unit` (execute_unit + write_unit) on a thread pool
+  of N workers, then `finish_run` (no quality check, no report).
+
+wall s = process start to exit. overhead share = (wall - (judge + model) / N) / wall,
+with judge and model time summed from the run's own `cases` rows. Fixed-cost phases
+of the flow come from timestamps the run records (runs.invocation_started_at and
+finished_at, the last cases.finished_at) and three taken by the process (imported,
+CLI returned, exited). Peak RSS is the run's process (not the Prefect server).
+
+Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
+     .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PRICES = ROOT / "data" / "prices.json"
+_DRAFT = '\n\n\ndef {name}(*args, **kwargs):\n    raise ValueError("first draft")\n'
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run of one path at one concurrency."""
+
+    path: str
+    concurrency: int
+    wall_s: float
+    cpu_s: float
+    units: int
+    judge_calls: int
+    judge_s: float
+    model_s: float
+    peak_rss_mib: float
+    phases: dict[str, float]
+
+    @property
+    def overhead_share(self) -> float:
+        return (self.wall_s - (self.judge_s + self.model_s) / self.concurrency) / self.wall_s
+
+
+def write_replay(path: Path, limit: int | None) -> None:
+    """A wrong first draft (it raises) and the canonical solution as the first fix."""
+    from critiquebench.suites import load_suite
+
+    lines = []
+    for case in load_suite("humaneval", limit=limit):
+        fixed = case.reference_solution or ""
+        draft = fixed + _DRAFT.format(name=case.entry_point)
+        answers = [f"```python\n{draft}\n```", f"```python\n{fixed}\n```"]
+        lines.append(json.dumps({"case_id": case.id, "answers": answers}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "suite": "humaneval",
+        "limit": args.limit,
+        "arms": "A,B",
+        "reps": args.reps,
+        "model": f"replay:{args.replay}",
+        "max_concurrency": args.concurrency,
+        "output": args.output,
+        "run_id": "bench",
+        "cache": False,
+    }
+
+
+def child_flow(args: argparse.Namespace) -> dict[str, Any]:
+    """`critiquebench run ...` in this process, as the console script would run it."""
+    from critiquebench.cli import app
+
+    imported = time.time()
+    settings = _settings(args)
+    argv = ["run", "--suite", "humaneval", "--arms", "A,B", "--reps", str(args.reps)]
+    argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
+    argv += ["--output", str(args.output), "--run-id", "bench", "--no-cache"]
+    argv += ["--prices", str(PRICES)] + (["--limit", str(args.limit)] if args.limit else [])
+    try:
+        app(argv, standalone_mode=False)
+    except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
+        if exc.code:
+            raise
+    return {"imported": imported}
+
+
+def child_library(args: argparse.Namespace) -> dict[str, Any]:
+    """start_run, run_unit on a thread pool, finish_run: the loop without Prefect."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
+
+    imported = time.time()
+    config = RunConfig.model_validate(_settings(args))
+    plan = start_run(config)
+    with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
+        list(pool.map(lambda work: run_unit(work[0], work[1], config), plan.work))
+    finish_run(plan, failed=0)
+    return {"imported": imported}
+
+
+def _child(args: argparse.Namespace) -> None:
+    stamps = (child_flow if args.child == "flow" else child_library)(args)
+    stamps["returned"] = time.time()
+    stamps["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
+    sys.stdout.flush()
+
+
+def _from_tables(output: Path) -> dict[str, Any]:
+    """Units, judge and model time, and the run's own timestamps (epoch seconds)."""
+    from critiquebench.analysis import connect
+
+    db = connect(output)
+    row = db.execute(
+        "SELECT count(*), sum(judge_latency_s), sum(model_latency_s), "
+        "epoch(max(finished_at)) FROM cases"
+    ).fetchone()
+    judged = db.execute("SELECT count(*) FROM attempts").fetchone()
+    run = db.execute(
+        "SELECT epoch(min(invocation_started_at)), epoch(max(finished_at)) FROM runs"
+    ).fetchone()
+    assert row is not None and judged is not None and run is not None
+    return {
+        "units": row[0], "judge_s": row[1], "model_s": row[2], "last_unit": row[3],
+        "judge_calls": judged[0], "started": run[0], "finished": run[1],
+    }  # fmt: skip
+
+
+def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path) -> Measured:
+    """Run one path at one concurrency in a fresh process, into a fresh output folder."""
+    output = scratch / f"{path}-{concurrency}-{time.monotonic_ns()}"
+    stamps = output.with_suffix(".json")
+    command = [sys.executable, __file__, "--child", path, "--concurrency", str(concurrency)]
+    command += ["--reps", str(args.reps), "--replay", str(args.replay), "--output", str(output)]
+    command += ["--stamps", str(stamps)] + (["--limit", str(args.limit)] if args.limit else [])
+    # This checkout's sources first, whichever copy the virtualenv was installed from.
+    pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PREFECT_HOME": str(scratch / "prefect"), "PYTHONPATH": pythonpath}
+    spawned = time.time()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    exited = time.time()
+    if status != 0:
+        raise SystemExit(f"{path} at concurrency {concurrency} failed (status {status})")
+    times = {**json.loads(stamps.read_text(encoding="utf-8")), **_from_tables(output)}
+    phases = {"start + import": times["imported"] - spawned}
+    if path == "flow":
+        phases["Prefect + flow start"] = times["started"] - times["imported"]
+        phases["quality check"] = times["finished"] - times["last_unit"]
+        phases["reports + printing"] = times["returned"] - times["finished"]
+        phases["shutdown"] = exited - times["returned"]
+    shutil.rmtree(output, ignore_errors=True)
+    return Measured(
+        path=path, concurrency=concurrency, wall_s=exited - spawned,
+        cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
+        judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
+        model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
+    )  # fmt: skip
+
+
+def print_table(results: list[Measured]) -> None:
+    """The issue's table, plus CPU time (this process tree) and peak RSS."""
+    columns = ["path", "conc.", "wall s", "units/s", "judge ms/call", "overhead share"]
+    print("| " + " | ".join([*columns, "CPU s", "peak RSS MiB"]) + " |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        name = "`critiquebench run`" if r.path == "flow" else "library loop"
+        print(
+            f"| {name} | {r.concurrency} | {r.wall_s:.1f} | {r.units / r.wall_s:.1f} "
+            f"| {1000 * r.judge_s / max(r.judge_calls, 1):.0f} | {100 * r.overhead_share:.0f}% "
+            f"| {r.cpu_s:.1f} | {r.peak_rss_mib:.0f} |"
+        )
+    by = {(r.path, r.concurrency): r for r in results}
+    for path in ("flow", "library"):
+        one, two = by.get((path, 1)), by.get((path, 2))
+        if one and two:
+            print(f"{path}: scaling 1 -> 2 workers {one.wall_s / two.wall_s:.2f}x")
+    for n in (1, 2, 4):
+        flow, library = by.get(("flow", n)), by.get(("library", n))
+        if flow and library:
+            print(f"concurrency {n}: flow / library wall = {flow.wall_s / library.wall_s:.2f}")
+    for r in results:
+        if r.path == "flow":
+            cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in r.phases.items())
+            print(f"fixed costs, flow at {r.concurrency}: {cells} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 cases instead of 164")
+    parser.add_argument("--limit", type=int, default=None, help="the first N HumanEval cases")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--paths", default="flow,library", help="flow, library or both")
+    parser.add_argument("--concurrency", default="1,2,4", help="comma-separated worker counts")
+    parser.add_argument("--child", choices=("flow", "library"), help=argparse.SUPPRESS)
+    parser.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--stamps", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.concurrency = int(args.concurrency)
+        _child(args)
+        return
+    args.limit = args.limit or (20 if args.quick else None)
+    scratch = Path(tempfile.mkdtemp(prefix="cb-bench-pipeline-"))
+    try:
+        args.replay = scratch / "replay.jsonl"
+        write_replay(args.replay, args.limit)
+        levels = [int(n) for n in args.concurrency.split(",")]
+        paths = args.paths.split(",")
+        if "flow" in paths:  # a first flow run migrates the new Prefect home: not measured
+            measure(argparse.Namespace(**{**vars(args), "limit": 1, "reps": 1}), "flow", 1, scratch)
+        print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+        results = [measure(args, path, n, scratch) for n in levels for path in paths]
+        print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+        print(f"{results[0].units} units per run, {args.reps} reps, {os.cpu_count()} CPUs\n")
+        print_table(results)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

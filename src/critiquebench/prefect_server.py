@@ -1,0 +1,125 @@
+"""A temporary Prefect API for one local run, started early and without importing it.
+
+With no ``PREFECT_API_URL``, Prefect starts a temporary server itself on the first
+flow call, after importing the whole server application (FastAPI, SQLAlchemy,
+migrations) into the flow's process: seconds of CPU and ~100 MiB that the judges
+then share the machine with. Here the same server (``prefect.server.api.server``
+under uvicorn, UI off, as Prefect runs it) starts as a child process before the
+CLI's own imports and checks, so its start-up overlaps them, and the flow's
+process only talks to it over HTTP. Automations (the triggers and actions services)
+are off: a local run defines none, and they would read every event the run emits.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+
+_SERVER_ENV = {
+    "PREFECT_UI_ENABLED": "0",
+    "PREFECT__SERVER_EPHEMERAL": "1",
+    "PREFECT__SERVER_FINAL": "1",
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+}
+
+
+def _free_port() -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class LocalServer:
+    """A Prefect API server child process at ``api_url`` (None: an API was configured)."""
+
+    api_url: str
+    process: subprocess.Popen[bytes] | None
+
+    def wait_ready(self, timeout_s: float = 90.0) -> None:
+        """Block until the API answers its health check; raise if it died or never did."""
+        if self.process is None:
+            return
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"the temporary Prefect server exited with code {self.process.returncode}"
+                )
+            try:
+                with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"the temporary Prefect server did not answer in {timeout_s:g} s")
+
+    @contextmanager
+    def applied(self) -> Iterator[None]:
+        """Point Prefect at this API for the block, even if Prefect was imported before.
+
+        Prefect reads ``PREFECT_API_URL`` once, at import; in a process that imported
+        it earlier (a test session, a notebook), only its settings context can move it.
+        """
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings(updates={PREFECT_API_URL: self.api_url}):
+            yield
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop the server gracefully (it flushes recorded runs), killing it if it hangs."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _configured_api() -> str | None:
+    """The API Prefect would use: its settings if imported (a test harness sets them), else the
+    environment."""
+    if "prefect.settings" in sys.modules:
+        from prefect.settings import PREFECT_API_URL
+
+        value: str | None = PREFECT_API_URL.value()
+        return value
+    return os.environ.get("PREFECT_API_URL")
+
+
+@contextmanager
+def local_prefect_api() -> Iterator[LocalServer]:
+    """Start a temporary Prefect API unless ``PREFECT_API_URL`` names one; stop it after.
+
+    Call after ``configure_prefect_environment`` (the server keeps its database in
+    ``PREFECT_HOME``) and before importing Prefect, which reads ``PREFECT_API_URL``
+    at import. The variable is set for this process (and the task runners' worker
+    processes, which inherit it) while the context is open.
+    """
+    configured = _configured_api()
+    if configured:
+        yield LocalServer(configured, None)
+        return
+    port = _free_port()
+    command = [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
+    process = subprocess.Popen([*command, "--lifespan", "on"], env={**os.environ, **_SERVER_ENV})
+    server = LocalServer(f"http://127.0.0.1:{port}/api", process)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        yield server
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+        server.stop()
