@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PRICES = ROOT / "data" / "prices.json"
 _DRAFT = '\n\n\ndef {name}(*args, **kwargs):\n    raise ValueError("first draft")\n'
 
 
@@ -96,7 +95,7 @@ def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     argv = ["run", "--suite", "humaneval", "--arms", "A,B", "--reps", str(args.reps)]
     argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
     argv += ["--output", str(args.output), "--run-id", "bench", "--no-cache"]
-    argv += ["--prices", str(PRICES)] + (["--limit", str(args.limit)] if args.limit else [])
+    argv += ["--limit", str(args.limit)] if args.limit else []
     try:
         app(argv, standalone_mode=False)
     except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
