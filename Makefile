@@ -15,6 +15,8 @@ export DO_NOT_TRACK := 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
+# The slowest tests are listed at the end of every run, so a slow one shows up in CI.
+PYTEST_ARGS ?= --durations=15
 
 .PHONY: venv run test lint bench clean sandbox browser
 

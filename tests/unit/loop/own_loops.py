@@ -1,5 +1,5 @@
 """Users' own loops, as a user would write them in their own package (see README,
-"Bring your own loop"); ``tests.unit.own_loops:NAME`` names each as an arm."""
+"Bring your own loop"); ``tests.unit.loop.own_loops:NAME`` names each as an arm."""
 
 from __future__ import annotations
 

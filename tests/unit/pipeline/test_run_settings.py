@@ -24,7 +24,7 @@ from critiquebench.pipeline import EXECUTION_FIELDS, ResultStore, RunConfig, sta
 from critiquebench.pipeline._schema import CONFIG_COLUMN_NAMES, TABLES
 from tests.integration.replay_run import write_replay_file
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]
 runner = CliRunner()
 
 # A value unlike the default for every field, as typed, and what it must become.

@@ -169,7 +169,7 @@ def test_calls_rows_carry_the_experiment_cost_and_records_keep_originals_apart(
         ("A,Z", "unknown arm 'Z'; available: A, B, C, D, E"),
         ("A,B,B", "each arm may be listed once"),
         ("A,mine=x:y,mine=x:z", "each arm may be listed once"),
-        ("A,B=tests.unit.own_loops:raises", "B is a built-in arm"),
+        ("A,B=tests.unit.loop.own_loops:raises", "B is a built-in arm"),
         ("A,not a ref:", "a reference is MODULE:CALLABLE"),
     ],
 )
@@ -182,13 +182,13 @@ def test_config_refuses_arms_that_cannot_name_an_arm(arms: str, message: str) ->
     ("reference", "message"),
     [
         ("no_such_pkg.loops:run", "module 'no_such_pkg.loops' cannot be imported"),
-        ("tests.unit.own_loops:missing", "has no attribute 'missing'"),
-        ("tests.unit.own_loops:NOT_CALLABLE", "is a int, not callable"),
+        ("tests.unit.loop.own_loops:missing", "has no attribute 'missing'"),
+        ("tests.unit.loop.own_loops:NOT_CALLABLE", "is a int, not callable"),
         (
-            "tests.unit.own_loops:takes_the_case_only",
+            "tests.unit.loop.own_loops:takes_the_case_only",
             "cannot be called as loop\\(case, provider\\)",
         ),
-        ("tests.unit.own_loops:returns_text", "annotated to return str"),
+        ("tests.unit.loop.own_loops:returns_text", "annotated to return str"),
     ],
 )
 def test_bad_own_loop_is_refused_before_any_work(
@@ -203,7 +203,7 @@ def test_bad_own_loop_is_refused_before_any_work(
 
 
 def test_a_reference_names_its_arm_by_the_name_before_the_equals_sign() -> None:
-    config = RunConfig(arms=("A", "mine=tests.unit.own_loops:draft_and_recheck"))
+    config = RunConfig(arms=("A", "mine=tests.unit.loop.own_loops:draft_and_recheck"))
     assert config.arm_names == ("A", "mine")
     spec = config.arm_specs()["mine"]
     assert spec.name == "mine" and spec.own_loop

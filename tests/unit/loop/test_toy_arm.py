@@ -1,7 +1,7 @@
 """Adding an arm is one declaration: a toy arm, declared here, runs like the built-in ones.
 
 The whole "diff" of the toy arm is ``TOY`` below: it is named in ``--arms`` by reference
-(``T=tests.unit.test_toy_arm:TOY``) and is judged, stored, checked and reported with no
+(``T=tests.unit.loop.test_toy_arm:TOY``) and is judged, stored, checked and reported with no
 other change to the package.
 """
 

@@ -36,7 +36,7 @@ from critiquebench.suites import Case
 from tests.helpers import GOOD_ADD, WRONG_ADD, fenced, make_case, run_sim_matrix
 
 CASE = make_case()
-LOOPS = "tests.unit.own_loops"
+LOOPS = "tests.unit.loop.own_loops"
 
 
 def test_a_langgraph_loop_runs_as_an_arm_through_the_pipeline(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_cli_refuses_a_bad_reference_before_prefect_starts(tmp_path: Path) -> No
 def test_the_readme_loop_runs_as_an_arm_by_reference(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
+    readme = Path(__file__).resolve().parents[3] / "README.md"
     blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.DOTALL)
     code = next(block for block in blocks if "def my_loop" in block)
     module = types.ModuleType("readme_loops")
