@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import bdtr
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,8 @@ class McNemarResult:
 
 
 def _two_sided_sign_test(b: int, c: int) -> float:
-    # Integer arithmetic until the one division: exact for any count, where
-    # 2.0 ** discordant would overflow a float past ~1,000. No discordant pair gives 1.
-    discordant = b + c
-    tail = sum(math.comb(discordant, k) for k in range(min(b, c) + 1))
-    return float(min(1.0, 2 * tail / 2**discordant))
+    """Exact two-sided sign test on b against c discordant pairs (1 when there are none)."""
+    return float(min(1.0, 2.0 * bdtr(min(b, c), b + c, 0.5)))
 
 
 def mcnemar_exact(

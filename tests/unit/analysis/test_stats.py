@@ -147,3 +147,29 @@ def test_mcnemar_rejects_empty_and_unequal_inputs() -> None:
         mcnemar_exact([], [])
     with pytest.raises(ValueError):
         mcnemar_exact([True], [True, False])
+
+
+def test_mcnemar_p_value_matches_the_binomial_tail_summed_exactly() -> None:
+    # b = 1, c = 10: 2 * (C(11,0) + C(11,1)) / 2**11 = 24 / 2048.
+    assert mcnemar_exact([True] + [False] * 10, [False] + [True] * 10).p_value == pytest.approx(
+        24 / 2048, rel=1e-12
+    )
+    # b = 480, c = 520 (1,000 discordant pairs): the integer sum, divided once.
+    from math import comb
+
+    exact = 2 * sum(comb(1000, k) for k in range(481)) / 2**1000
+    baseline = [True] * 480 + [False] * 520
+    assert mcnemar_exact(baseline, [not x for x in baseline]).p_value == pytest.approx(
+        exact, rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    ("df", "quantile"),
+    # Student t 0.975 quantiles from printed tables (df 2, 9, 29).
+    [(2, 4.302653), (9, 2.262157), (29, 2.045230)],
+)
+def test_t_quantile_is_exact_for_few_cases(df: int, quantile: float) -> None:
+    from critiquebench.analysis._bootstrap import _t_quantile
+
+    assert _t_quantile(0.975, df) == pytest.approx(quantile, abs=5e-7)
