@@ -15,18 +15,20 @@ from pathlib import Path
 import pytest
 
 from critiquebench.analysis import connect
+from critiquebench.models import CallCache
 from critiquebench.suites import load_suite
 from critiquebench.testing import StubModelServer, solver_responder
 
 pytestmark = pytest.mark.slow
 CLI = str(Path(sys.executable).with_name("critiquebench"))
+IN_FLIGHT_AT_KILL = 2  # workers, so model calls that can be in flight when the run is killed
 
 
 def _command(stub_url: str) -> list[str]:
     return [
         CLI, "run", "--suite", "basic", "--limit", "6", "--arms", "A,B",
         "--model", f"openai:stub@{stub_url}", "--output", "out", "--cache-dir", "cache",
-        "--run-id", "killed-1", "--max-concurrency", "2",
+        "--run-id", "killed-1", "--max-concurrency", str(IN_FLIGHT_AT_KILL),
     ]  # fmt: skip
 
 
@@ -54,6 +56,8 @@ def test_killed_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> 
             first.wait()
         written_before = {path.name for path in cases_dir.glob("*.parquet")}
         answered_before = dict(stub.requests)
+        # RunConfig.provider_settings puts the call cache here.
+        cached_at_kill = len(CallCache(tmp_path / "cache" / "calls.sqlite"))
         assert 4 <= len(written_before) < 12
 
         second = subprocess.run(
@@ -66,13 +70,17 @@ def test_killed_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> 
     rows = db.execute("SELECT count(*), count(DISTINCT (case_id, arm, rep)) FROM cases").fetchone()
     assert rows == (12, 12)
     assert written_before <= {path.name for path in cases_dir.glob("*.parquet")}
-    repeated = {k: stub.requests[k] for k, n in answered_before.items() if stub.requests[k] != n}
-    assert repeated == {}
+    # A call answered by the server in the instant before the kill may not have reached
+    # the cache (the reply was on the wire): only calls in flight then, at most one per
+    # worker, may be asked again, and once. Every answer that landed is reused.
+    repeated = {k: stub.requests[k] - n for k, n in answered_before.items() if stub.requests[k] > n}
+    assert set(repeated.values()) <= {1}
+    assert len(repeated) <= len(answered_before) - cached_at_kill <= IN_FLIGHT_AT_KILL
     runs = db.execute("SELECT status, units_skipped FROM runs ORDER BY invocation_started_at")
     statuses = runs.fetchall()
     assert statuses[0][0] == "running"  # the killed start never finished...
     assert statuses[1] == ("completed", len(written_before))  # ...the restart skipped its units
     print(
         f"killed after {len(written_before)}/12 units; {len(answered_before)} calls answered "
-        f"before the kill, none repeated; {sum(stub.requests.values())} requests in total"
+        f"before the kill, {len(repeated)} asked again; {sum(stub.requests.values())} in total"
     )
