@@ -136,6 +136,11 @@ def _verdict_without_critic(run: Path) -> None:
     _rewrite(_unit_file(run, "attempts"), _set(critic_verdict="pass"))
 
 
+def _total_below_tests(run: Path) -> None:
+    # The total (tests + lint + types) cannot be smaller than its tests' part.
+    _rewrite(_unit_file(run, "cases"), _set(defects_final=5, defects_total_final=2))
+
+
 CORRUPTIONS = {
     "null arm": (_null_arm, "cases", "expect_column_values_to_not_be_null", ("arm",)),
     "negative tokens": (
@@ -199,6 +204,12 @@ CORRUPTIONS = {
         "attempts",
         "expect_column_values_to_be_null",
         ("critic_verdict",),
+    ),
+    "total defects below the tests' defects": (
+        _total_below_tests,
+        "cases",
+        "expect_column_pair_values_a_to_be_greater_than_b",
+        ("defects_total_final", "defects_final"),
     ),
     "lost calls file": (
         _lost_calls_file,

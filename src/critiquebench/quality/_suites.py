@@ -135,6 +135,9 @@ def _cases(arms: ArmSpecs) -> list[gxe.Expectation]:
             description="tokens counted when a metered (live, uncached, ok) call was made",
             meta={"show": ["tokens_in", "tokens_out", "calls"]},
         ),
+        *_total_at_least_tests(
+            ("defects_total_initial", "defects_initial"), ("defects_total_final", "defects_final")
+        ),
         gxe.ExpectColumnPairValuesToBeEqual(
             column_A="calls", column_B="call_rows", description="calls matches its rows in calls"
         ),
@@ -146,9 +149,25 @@ def _cases(arms: ArmSpecs) -> list[gxe.Expectation]:
     ]
 
 
+def _total_at_least_tests(*pairs: tuple[str, str]) -> list[gxe.Expectation]:
+    """A total of defects (tests + lint + types) is never below its tests' part; rows of
+    runs written before lint and types were counted (schema < 3) have no total."""
+    return [
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=total,
+            column_B=tests,
+            or_equal=True,
+            ignore_row_if="either_value_is_missing",
+            description=f"{total} counts every defect of {tests}, plus lint and types",
+        )
+        for total, tests in pairs
+    ]
+
+
 def _attempts(arms: ArmSpecs) -> list[gxe.Expectation]:
     return [
         gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "iteration"]),
+        *_total_at_least_tests(("defects_total", "defects")),
         gxe.ExpectColumnValuesToBeInSet(
             column="iteration_contiguous",
             value_set=[True],
