@@ -93,6 +93,17 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _run_settings(
+    folder: Path, run_id: str, given: dict[str, Any], target: str | None
+) -> tuple[Path, float]:
+    """The price table and target to report ``run_id`` with: those given as options,
+    else those the run was started with, else the defaults."""
+    stored = _stored_settings(folder, run_id)
+    prices: Path = _setting("prices", given["prices"] or stored.get("prices"))
+    goal: float = _setting("target", given["target"] or _text(stored.get("target")) or target)
+    return prices, goal
+
+
 def _load_prices(path: Path) -> PriceTable | None:
     from critiquebench.analysis import PriceFileError, load_prices
 
@@ -276,9 +287,7 @@ def report(
     """
     folder: Path = _setting("output", output)
     given = _given(ctx, {"prices": prices, "target": target})
-    stored = _stored_settings(folder, run_id)
-    price_table: Path = _setting("prices", given["prices"] or stored.get("prices"))
-    goal: float = _setting("target", given["target"] or _text(stored.get("target")) or target)
+    price_table, goal = _run_settings(folder, run_id, given, target)
     built = _write_reports(folder, run_id, price_table, goal)
     _print_report(built)
     run_dir = folder / run_id
@@ -290,20 +299,29 @@ def report(
 
 @app.command()
 def compare(
+    ctx: typer.Context,
     run_a: Annotated[str, typer.Argument(help="First run (e.g. one model).")],
     run_b: Annotated[str, typer.Argument(help="Second run (e.g. another model).")],
     output: OutputOption = None,
     prices: PricesOption = None,
     target: TargetOption = TARGET_DEFAULT,
 ) -> None:
-    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost."""
+    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost.
+
+    Each run is reported with its own price table and target unless --prices or
+    --target is given.
+    """
     from critiquebench.analysis import build_report, comparison_table, connect
 
     folder: Path = _setting("output", output)
-    table = _load_prices(_setting("prices", prices))
-    goal: float = _setting("target", target)
+    given = _given(ctx, {"prices": prices, "target": target})
     connection = connect(folder, [run_a, run_b], snapshot=True)
-    reports = [build_report(connection, run, prices=table, target=goal) for run in (run_a, run_b)]
+    reports = []
+    for run in (run_a, run_b):
+        price_table, goal = _run_settings(folder, run, given, target)
+        reports.append(
+            build_report(connection, run, prices=_load_prices(price_table), target=goal)
+        )
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")
