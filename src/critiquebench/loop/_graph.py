@@ -110,7 +110,7 @@ def run_loop(
     of its own (``ArmSpec.loop``) runs that loop instead of the graph.
     """
     if settings.spec.own_loop:
-        return run_own_loop(case, deps, settings.spec, rep)
+        return run_own_loop(case, deps, settings.spec, rep, settings.feedback)
     compiled = graph if graph is not None else build_graph(deps, settings)
     final: LoopState = compiled.invoke(
         initial_state(case, settings, rep), {"recursion_limit": settings.recursion_limit()}

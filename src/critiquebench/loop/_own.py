@@ -1,6 +1,8 @@
 """Running a user's own loop as an arm: its attempts are judged and recorded like ours.
 
-The loop gets the case and a provider that records every call it makes (role,
+The loop gets the case as a built-in fixer would see it (the prompt and the visible
+checks; no held-out check, no reference solution), and a provider that records every
+call it makes (role,
 tokens, latency, cache hits) and fills in the case and rep, so caches and replay
 files keep reps apart. Its attempts are judged by the same judge as every arm; its
 answer is its last attempt (the loop decided to stop there, so the measurement never
@@ -16,7 +18,13 @@ from typing import Any
 from critiquebench.loop._arms import ArmSpec
 from critiquebench.loop._extract import diff_summary, extract_code
 from critiquebench.loop._nodes import LoopDependencies, provider_error
-from critiquebench.loop._state import Attempt, CallRecord, LoopOutcome, empty_attempt
+from critiquebench.loop._state import (
+    Attempt,
+    CallRecord,
+    FeedbackMode,
+    LoopOutcome,
+    empty_attempt,
+)
 from critiquebench.models import (
     CallContext,
     Completion,
@@ -80,14 +88,26 @@ def _attempt_texts(returned: object) -> list[str]:
     return list(returned)
 
 
-def run_own_loop(case: Case, deps: LoopDependencies, spec: ArmSpec, rep: int) -> LoopOutcome:
-    """Run a user's loop on one case; judge each attempt it returns."""
+def case_for_loop(case: Case, feedback: FeedbackMode) -> Case:
+    """What a user's loop is given of ``case``: the prompt and only the checks a built-in
+    arm's fixer may see (feedback checks; every check with ``feedback="all"``), never the
+    reference solution. The judge still measures the answer on every check."""
+    visible = {"feedback", "heldout"} if feedback == "all" else {"feedback"}
+    checks = tuple(check for check in case.checks if check.origin in visible)
+    return case.model_copy(update={"checks": checks, "reference_solution": ""})
+
+
+def run_own_loop(
+    case: Case, deps: LoopDependencies, spec: ArmSpec, rep: int, feedback: FeedbackMode
+) -> LoopOutcome:
+    """Run a user's loop on what it may see of one case; judge each attempt it returns
+    on the whole case."""
     assert spec.loop is not None
     provider = RecordingProvider(deps.provider, case, rep)
     error: str | None = None
     texts: list[str] = []
     try:
-        texts = _attempt_texts(spec.loop(case, provider))
+        texts = _attempt_texts(spec.loop(case_for_loop(case, feedback), provider))
     except ModelError as exc:
         role = provider.calls[-1].role if provider.calls else "actor"
         error = provider_error(role, str(exc))

@@ -74,3 +74,12 @@ def takes_the_case_only(case: Case) -> list[str]:
 
 
 NOT_CALLABLE = 42
+
+
+def answers_from_what_it_sees(case: Case, provider: ModelProvider) -> list[str]:
+    """A loop that tries to answer from the case itself: the reference solution, or
+    failing that a note of the checks it was shown (a loop cannot see held-out ones)."""
+    if case.reference_solution:
+        return [case.reference_solution]
+    shown = ",".join(check.origin for check in case.checks)
+    return [f"def {case.entry_point}(*args):\n    return {shown!r}\n"]

@@ -190,3 +190,20 @@ def test_calls_of_an_own_loop_belong_to_the_unit_and_keep_their_roles() -> None:
         (0, "critic"),
     ]
     assert all(call.tokens_in > 0 and call.original_tokens_in is None for call in recording.calls)
+
+
+@pytest.mark.parametrize(
+    ("feedback", "shown"), [("visible", "feedback"), ("all", "feedback,heldout,heldout")]
+)
+def test_a_loop_sees_neither_the_reference_nor_checks_a_fixer_could_not(
+    feedback: str, shown: str, tmp_path: Path
+) -> None:
+    case = CASE.model_copy(update={"reference_solution": GOOD_ADD})
+    arm = f"{LOOPS}:answers_from_what_it_sees"
+    config = RunConfig(arms=("A", arm), output=tmp_path, run_id="own", feedback=feedback)
+    deps = LoopDependencies(ScriptedProvider([]), PythonJudge())
+    rows = execute_unit(case, Unit(case.id, config.arm_names[1], 0), deps, config)
+    (attempt,) = rows.attempts
+    assert repr(shown) in str(attempt["artifact"])  # not the reference solution
+    # Judged on the whole case all the same: every check, held-out ones included.
+    assert rows.case["defects_final"] == len(case.checks)
