@@ -40,7 +40,7 @@ CRITIC_SYSTEM = (
     '{"verdict": "pass"|"warn"|"fail", "issues": [at most 5 short strings, each naming '
     'a location], "summary": "<one line>"}. If nothing is wrong, reply NO_DEFECTS.'
 )
-CRITIC_TEMPLATE = "Task:\n{task}\n\nCandidate:\n```python\n{candidate}\n```"
+CRITIC_TEMPLATE = "Task:\n{task}\n\nCandidate:\n```{fence}\n{candidate}\n```"
 REVIEWER_SYSTEM = (
     "You check another reviewer's findings about a candidate answer. For each finding "
     "decide KEEP (real and important), DOWNGRADE (real but minor) or REJECT (wrong). "
@@ -106,13 +106,16 @@ class Critic:
         self.provider = provider
         self.settings = settings
 
-    def __call__(self, task: str, candidate: str, context: CallContext) -> CriticResult:
-        """Review ``candidate`` for ``task``; a hollow candidate fails without a model call."""
-        hollow = find_hollow(candidate)
+    def __call__(
+        self, task: str, candidate: str, context: CallContext, fence: str = "python"
+    ) -> CriticResult:
+        """Review ``candidate`` (an artifact in the ``fence`` language) for ``task``;
+        hollow Python code fails without a model call."""
+        hollow = find_hollow(candidate) if fence == "python" else []
         if hollow:
             issues = tuple(str(finding) for finding in hollow[:5])
             return CriticResult(CriticVerdict("fail", issues, "hollow code"), issues)
-        prompt = CRITIC_TEMPLATE.format(task=task, candidate=candidate)
+        prompt = CRITIC_TEMPLATE.format(task=task, candidate=candidate.strip("\n"), fence=fence)
         completion, error = self._call("critic", 0, prompt, CRITIC_SYSTEM, CRITIC_SCHEMA, context)
         outcome = (
             parse_critic_output(completion.text)

@@ -1,12 +1,16 @@
 """Deterministic, tool-grounded judges that count an artifact's defects."""
 
+from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
 from critiquebench.judges._failure import (
+    ARTIFACT_KINDS,
+    DEFECT_GROUPS,
     FAILURE_KINDS,
     STATIC_KINDS,
     TEST_KINDS,
     Failure,
     FailureKind,
     JudgeResult,
+    defect_group,
 )
 from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks
 from critiquebench.judges._python import DEFAULT_STATIC, PythonJudge, SandboxLimits, probe_sandbox
@@ -17,6 +21,8 @@ from critiquebench.judges._registry import (
     JudgeFactory,
     JudgeSet,
     UnknownJudgeError,
+    artifact_format,
+    case_problems,
     judge_factory,
     judge_names,
 )
@@ -30,14 +36,18 @@ from critiquebench.judges._static import (
 )
 
 __all__ = [
+    "ARTIFACT_KINDS",
     "DEFAULT_JUDGE",
     "DEFAULT_STATIC",
+    "DEFECT_GROUPS",
     "ENTRY_POINT_GROUP",
     "FAILURE_KINDS",
     "MYPY_FLAGS",
+    "PYTHON_FORMAT",
     "RUFF_RULES",
     "STATIC_KINDS",
     "TEST_KINDS",
+    "ArtifactFormat",
     "Failure",
     "FailureKind",
     "Judge",
@@ -45,6 +55,7 @@ __all__ = [
     "JudgeResult",
     "JudgeSet",
     "PlannedCheck",
+    "PythonFormat",
     "PythonJudge",
     "SandboxLimits",
     "SandboxMode",
@@ -52,6 +63,9 @@ __all__ = [
     "StaticReport",
     "StaticSettings",
     "UnknownJudgeError",
+    "artifact_format",
+    "case_problems",
+    "defect_group",
     "detect_mode",
     "is_full_sandbox",
     "judge_factory",

@@ -18,6 +18,10 @@ FailureKind = Literal[
     "critic",  # a finding of an LLM critic: shown to the fixer, never a measured defect
     "lint",  # a ruff finding (judges/_static.py RUFF_RULES)
     "types",  # a mypy error (judges/_static.py MYPY_FLAGS)
+    "sql",  # the sql judge: the query errs, or its rows differ from the expected ones
+    "json",  # the json judge: a JSON Schema violation or a wrong field value, by JSON pointer
+    "markdown",  # the markdown judge: a missing section, broken link, bad code block, misspelling
+    "trigger",  # the trigger judge: a skill triggered where it must not, or did not where it must
 ]
 
 FAILURE_KINDS: tuple[FailureKind, ...] = (
@@ -30,12 +34,31 @@ FAILURE_KINDS: tuple[FailureKind, ...] = (
     "not_run",
     "lint",
     "types",
+    "sql",
+    "json",
+    "markdown",
+    "trigger",
 )
 
 TEST_KINDS: tuple[FailureKind, ...] = FAILURE_KINDS[:7]
 """Kinds found by running the tests; ``defects()`` and ``passed`` count only these."""
 STATIC_KINDS: tuple[FailureKind, ...] = ("lint", "types")
 """Kinds found by reading the code (ruff, mypy); kept in ``JudgeResult.findings``."""
+
+ARTIFACT_KINDS: tuple[FailureKind, ...] = ("sql", "json", "markdown", "trigger")
+"""Kinds of the judges of artifacts other than Python code; like test failures they
+are ``failures`` (counted by ``defects()`` and ``passed``), with ``code`` naming the
+defect's sort (e.g. ``missing_row``, ``false_trigger``)."""
+
+
+def defect_group(kind: FailureKind) -> str:
+    """The column a kind is reported under: ``tests`` for the Python judge's test
+    kinds, else the kind itself (``lint``, ``types``, ``sql``, ...)."""
+    return "tests" if kind in TEST_KINDS else kind
+
+
+DEFECT_GROUPS: tuple[str, ...] = ("tests", *STATIC_KINDS, *ARTIFACT_KINDS)
+"""Every reporting group, in display order."""
 
 # Kinds that stop the run of the remaining checks; each counts one defect of its own.
 FATAL_KINDS: frozenset[FailureKind] = frozenset({"syntax", "import", "crash"})
@@ -53,8 +76,8 @@ class Failure:
     actual: str | None = None
     origin: str = ""  # "feedback", "heldout", "static" (lint, types) or "" (the whole artifact)
     inside: bool = False  # decided inside the sandbox (a check of an unusual shape)
-    code: str = ""  # the tool's rule or error code (lint, types), e.g. F401, assignment
-    file: str = ""  # the file a lint or type finding is in (the artifact is one file)
+    code: str = ""  # the tool's rule or error code (lint, types), e.g. F401; or a defect's sort
+    file: str = ""  # the file a lint or type finding is in; a JSON pointer or a heading
 
     def __post_init__(self) -> None:
         # Whatever the candidate wrote reaches tables, prompts and Markdown: bounded, valid
@@ -67,11 +90,16 @@ class Failure:
 
     def describe(self) -> str:
         """A one-paragraph human/LLM-readable description."""
+        code = f" {self.code}" if self.code else ""
         if self.kind in STATIC_KINDS:
-            code = f" {self.code}" if self.code else ""
             return f"[{self.kind}{code}] {self.file or 'artifact'} line {self.line}: {self.message}"
-        where = f"test line {self.line}" if self.line else "artifact"
-        text = f"[{self.kind}] {where}"
+        if self.kind in ARTIFACT_KINDS:
+            where = f" at {self.file}" if self.file else ""
+            where += f" line {self.line}" if self.line else ""
+            text = f"[{self.kind}{code}]{where}"
+        else:
+            where = f"test line {self.line}" if self.line else "artifact"
+            text = f"[{self.kind}] {where}"
         if self.source:
             text += f": `{self.source}`"
         if self.expected is not None or self.actual is not None:

@@ -6,7 +6,14 @@ A package registers a judge for its own artifact kind in its ``pyproject.toml``:
     haiku = "my_package.judges:HaikuJudge"
 
 The object named is called with no arguments once per process and must return a
-:class:`Judge`; a suite line selects it with ``"judge": "haiku"``.
+:class:`Judge`; a suite line selects it with ``"judge": "haiku"``. Two optional
+attributes of the object named (read without calling it) tell the rest of the tool
+about the artifact:
+
+- ``artifact_format``: an :class:`ArtifactFormat` (how the loop asks for the
+  artifact and reads it from a reply); Python code when absent;
+- ``case_problems(case) -> list[str]``: what is wrong with a suite line's judge data
+  and checks, each phrased as a fix; checked when the suite is read.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat
 from critiquebench.judges._failure import JudgeResult
 
 if TYPE_CHECKING:
@@ -55,11 +63,21 @@ class UnknownJudgeError(LookupError):
 
 
 def _builtin() -> dict[str, JudgeFactory]:
+    from critiquebench.judges._json import JsonJudge
+    from critiquebench.judges._markdown import MarkdownJudge
     from critiquebench.judges._python import PythonJudge
+    from critiquebench.judges._sql import SqlJudge
+    from critiquebench.judges._trigger import TriggerJudge
 
-    # Also declared as an entry point in pyproject.toml; kept here so a source
-    # checkout whose metadata predates the declaration still finds it.
-    return {DEFAULT_JUDGE: PythonJudge}
+    # Also declared as entry points in pyproject.toml; kept here so a source
+    # checkout whose metadata predates the declarations still finds them.
+    return {
+        DEFAULT_JUDGE: PythonJudge,
+        "sql": SqlJudge,
+        "json": JsonJudge,
+        "markdown": MarkdownJudge,
+        "trigger": TriggerJudge,
+    }
 
 
 def judge_names() -> list[str]:
@@ -82,6 +100,31 @@ def judge_factory(name: str) -> JudgeFactory:
     if builtin is None:
         raise UnknownJudgeError(name)
     return builtin
+
+
+def artifact_format(name: str) -> ArtifactFormat:
+    """The artifact format of the judge registered under ``name`` (Python if it
+    declares none).
+
+    Raises:
+        UnknownJudgeError: no package registers ``name``.
+    """
+    found = getattr(judge_factory(name), "artifact_format", None)
+    return found if isinstance(found, ArtifactFormat) else PYTHON_FORMAT
+
+
+def case_problems(case: Case) -> list[str]:
+    """What the case's judge finds wrong with its judge data and checks (none when
+    the judge declares no ``case_problems``).
+
+    Raises:
+        UnknownJudgeError: no package registers ``case.judge``.
+    """
+    check = getattr(judge_factory(case.judge), "case_problems", None)
+    if check is None:
+        return []
+    problems: list[str] = check(case)
+    return problems
 
 
 class JudgeSet:

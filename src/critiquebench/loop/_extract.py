@@ -1,30 +1,18 @@
-"""Pull the code artifact out of a model's free-form reply."""
+"""Pull the artifact out of a model's free-form reply, and compare artifacts."""
 
 from __future__ import annotations
 
 import difflib
-import re
 
+from critiquebench.judges import artifact_format
 from critiquebench.suites import Case
-
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
 def extract_code(case: Case, reply: str) -> str:
-    """The code block that defines the entry point, else the first block, else the reply.
-
-    For completion-style prompts (HumanEval), a reply that only holds the body is
-    appended to the prompt, as the dataset intends.
-    """
-    blocks = [body for language, body in _FENCE.findall(reply) if language in ("", "python", "py")]
-    definition = f"def {case.entry_point}"
-    chosen = next((block for block in blocks if definition in block), None)
-    if chosen is None:
-        chosen = blocks[0] if blocks else reply
-    code = chosen.strip("\n") + "\n"
-    if case.prompt_is_code and definition not in code:
-        code = case.prompt + code
-    return code
+    """The artifact in a model's reply, as the case's judge reads it (see
+    :class:`~critiquebench.judges.ArtifactFormat`): for Python, the block that
+    defines the entry point, else the first block, else the reply."""
+    return artifact_format(case.judge).extract(case, reply)
 
 
 def normalise(artifact: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from critiquebench.critics import Critic, CriticCall
-from critiquebench.judges import Failure, JudgeResult
+from critiquebench.judges import Failure, JudgeResult, artifact_format
 from critiquebench.loop._extract import diff_summary, extract_code
 from critiquebench.loop._prompts import fix_messages, task_prompt
 from critiquebench.loop._routing import best_attempt, decide_halt
@@ -137,7 +137,8 @@ def make_critique(deps: LoopDependencies) -> Node:
         case, settings, history = state["case"], state["settings"], state["history"]
         latest = history[-1]
         context = CallContext(case_id=case.id, attempt=latest.iteration, rep=state["rep"])
-        review = deps.critic(task_prompt(case), latest.artifact, context)
+        fence = artifact_format(case.judge).fence
+        review = deps.critic(task_prompt(case), latest.artifact, context, fence)
         records = [_critic_record(latest.iteration, call) for call in review.calls]
         failed = next((call for call in review.calls if call.completion is None), None)
         if failed is not None:

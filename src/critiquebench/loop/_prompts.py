@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from critiquebench.judges import Failure
+from critiquebench.judges import PYTHON_FORMAT, ArtifactFormat, Failure, artifact_format
 from critiquebench.loop._state import Attempt
 from critiquebench.models import Message
 from critiquebench.suites import Case
 
-ACTOR_SYSTEM = (
-    "You are a careful Python programmer. Reply with one ```python code block that "
-    "contains the complete function, and nothing else."
-)
+ACTOR_SYSTEM = PYTHON_FORMAT.system
+"""The actor's system prompt for Python cases; other judges declare their own."""
 
 TASK_TEMPLATE = "{prompt}"
 
@@ -22,15 +20,13 @@ CODE_TASK_TEMPLATE = (
 FIX_TEMPLATE = """{task}
 
 Your previous answer:
-```python
 {artifact}
-```
 
 {findings_header}
 {failures}
 {history}
 Fix only what the defects above point at; keep everything else unchanged. \
-Reply with the complete corrected function in one ```python code block."""
+Reply with the complete corrected {noun} in one ```{fence} block."""
 
 HISTORY_HEADER = "\nEarlier attempts (do not repeat them):\n"
 
@@ -43,7 +39,11 @@ def task_prompt(case: Case) -> str:
 
 def first_draft_messages(case: Case) -> list[Message]:
     """Messages for iteration 0."""
-    return [Message("system", ACTOR_SYSTEM), Message("user", task_prompt(case))]
+    return [Message("system", _format(case).system), Message("user", task_prompt(case))]
+
+
+def _format(case: Case) -> ArtifactFormat:
+    return artifact_format(case.judge)
 
 
 def _failure_lines(failures: tuple[Failure, ...], limit: int = 8) -> str:
@@ -71,9 +71,12 @@ def _history_lines(earlier: list[Attempt]) -> str:
 def fix_messages(case: Case, history: list[Attempt]) -> list[Message]:
     """Messages for a fix round: requirement, last artifact, its failures, earlier attempts."""
     latest = history[-1]
+    form = _format(case)
     content = FIX_TEMPLATE.format(
         task=task_prompt(case),
-        artifact=latest.artifact.strip("\n"),
+        artifact=form.fenced(latest.artifact),
+        noun=form.noun,
+        fence=form.fence,
         findings_header=(
             "A reviewer and the checks found these problems:"
             if any(f.kind == "critic" for f in latest.feedback_failures)
@@ -82,4 +85,4 @@ def fix_messages(case: Case, history: list[Attempt]) -> list[Message]:
         failures=_failure_lines(latest.feedback_failures),
         history=_history_lines(history[:-1]),
     )
-    return [Message("system", ACTOR_SYSTEM), Message("user", content)]
+    return [Message("system", form.system), Message("user", content)]

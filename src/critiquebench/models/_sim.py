@@ -37,10 +37,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from critiquebench.suites import Case
 
 from critiquebench.models._provider import (
     CallContext,
@@ -221,6 +224,18 @@ def sim_code(reference: str, entry_point: str, state: State, attempt: int) -> st
     return code
 
 
+def sim_reply(case: Case, state: State, attempt: int) -> str:
+    """The reply of an answer in ``state``: Python code as :func:`sim_code` writes it;
+    for other judges, the reference or a wrong answer of the judge's own format."""
+    from critiquebench.judges import PythonFormat, artifact_format
+
+    form = artifact_format(case.judge)
+    if isinstance(form, PythonFormat):
+        code = sim_code(case.reference_solution, case.entry_point, state, attempt)
+        return "```python\n" + code + "```"
+    return form.simulated_reply(case, state == "correct", attempt)
+
+
 class SimProvider:
     """Answers with reference solutions or their mutations, as :func:`unit_states` says."""
 
@@ -233,10 +248,10 @@ class SimProvider:
         return self.params.spec
 
     @cached_property
-    def _cases(self) -> dict[str, tuple[str, str]]:
+    def _cases(self) -> dict[str, Case]:
         from critiquebench.suites import load_suite
 
-        return {c.id: (c.reference_solution, c.entry_point) for c in load_suite(self.params.suite)}
+        return {case.id: case for case in load_suite(self.params.suite)}
 
     def complete(
         self,
@@ -254,15 +269,14 @@ class SimProvider:
         elif context.role == "reviewer":
             text = "```verdict\nagent: reviewer\n```"  # votes on nothing: abstains
         else:
-            found = self._cases.get(context.case_id)
-            if found is None or not found[0].strip():
+            case = self._cases.get(context.case_id)
+            if case is None or not case.reference_solution.strip():
                 raise ModelError(
                     f"sim: case {context.case_id!r} has no reference_solution in suite "
                     f"{self.params.suite!r} (set sim:suite=... to the suite being run)"
                 )
-            reference, entry = found
             state = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
-            text = "```python\n" + sim_code(reference, entry, state, context.attempt) + "```"
+            text = sim_reply(case, state, context.attempt)
         return Completion(
             text=text,
             tokens_in=sum(len(message.content.split()) for message in messages),

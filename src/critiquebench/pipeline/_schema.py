@@ -26,6 +26,13 @@ Version 3 also added lint (ruff) and type (mypy) findings as defect kinds of the
 ``final_lint``, ``final_types``, ``final_lint_findings``, ``final_types_findings``.
 ``defects``/``defects_initial``/``defects_final``/``passed`` keep counting tests only;
 ``defects_feedback`` now includes the lint and type findings the loop was shown.
+
+Version 4 added the judges of other artifacts (``sql``, ``json``, ``markdown``,
+``trigger``): their defect kinds' columns (``attempts.defects_sql`` ...,
+``cases.final_sql`` ...), and ``cases.judge`` and ``cases.judge_data``, so a
+report can group by judge and read a case's labels (a trigger case's expected
+decision) without the suite file. Their defects are ``failures`` like failed
+tests: ``defects``/``passed`` count them.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import pyarrow as pa
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,11 @@ def _unit_columns() -> list[Column]:
 _KIND_DOCS = {
     "lint": "Lint defects: ruff findings (judges/_static.py RUFF_RULES; 0 when not run).",
     "types": "Type defects: mypy errors (judges/_static.py MYPY_FLAGS; 0 when not run).",
+    "sql": "SQL judge defects: an error, a missing or extra row, a wrong value.",
+    "json": "JSON judge defects: schema violations and wrong field values.",
+    "markdown": "Markdown judge defects: missing sections, broken links, bad code blocks, "
+    "misspellings.",
+    "trigger": "Trigger judge defects: a wrong or missing trigger decision.",
 }
 
 
@@ -212,6 +224,18 @@ RUNS = [
 CASES = [
     *_unit_columns(),
     Column("suite", pa.string(), "Suite name or path."),
+    Column(
+        "judge",
+        pa.string(),
+        "The case's judge (python, sql, json, markdown, trigger or a registered one); "
+        "null before v4 (python).",
+    ),
+    Column(
+        "judge_data",
+        pa.string(),
+        "JSON: the case's judge data (fixture, schema, description and labels); '{}' "
+        "for Python cases; null before v4.",
+    ),
     Column("model", pa.string(), "Model that produced the artifacts."),
     Column("defects_initial", pa.int32(), "Test defects of the first draft, over every check."),
     Column("defects_final", pa.int32(), "Test defects of the final answer, over every check."),

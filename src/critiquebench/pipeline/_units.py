@@ -156,6 +156,8 @@ def outcome_rows(
     case_row: Row = {
         **identity,
         "suite": config.suite,
+        "judge": case.judge,
+        "judge_data": json.dumps(case.judge_data, sort_keys=True),
         "model": model,
         "defects_initial": first.defects,
         "defects_final": final.defects,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,19 +10,27 @@ CheckOrigin = Literal["feedback", "heldout"]
 
 
 class Check(BaseModel):
-    """One test statement, judged on its own.
+    """One check, judged on its own.
 
-    ``source`` is a single Python statement (usually an ``assert``) that may call
-    the function under test by its name or as ``candidate``.
+    For the Python judge, ``source`` is a single Python statement (usually an
+    ``assert``) that may call the function under test by its name or as
+    ``candidate``. Other judges read their parameters from ``spec`` and use
+    ``source`` as the check's name in findings.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    source: str = Field(description="One Python statement, usually an assert.")
+    source: str = Field(
+        description="Python judge: one statement, usually an assert. Others: the check's name."
+    )
     origin: CheckOrigin = Field(
         description="feedback: visible to the loop; heldout: measured only."
     )
     line: int = Field(default=0, description="Line in the original test text (0 if unknown).")
+    spec: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The check's parameters for judges other than Python (see docs/suites.md).",
+    )
 
 
 class Case(BaseModel):
@@ -32,7 +40,9 @@ class Case(BaseModel):
 
     id: str = Field(description="Unique id within the suite, e.g. 'basic/001_add_two'.")
     prompt: str = Field(description="What the model is asked to write.")
-    entry_point: str = Field(description="Name of the function the checks call.")
+    entry_point: str = Field(
+        default="", description="Python judge: name of the function the checks call."
+    )
     setup: str = Field(default="", description="Test-side code run before the checks.")
     checks: tuple[Check, ...] = Field(description="Feedback and held-out checks, in order.")
     reference_solution: str = Field(default="", description="A known-good answer, if any.")
@@ -40,6 +50,13 @@ class Case(BaseModel):
     judge: str = Field(
         default="python",
         description="Name of the registered judge (entry-point group critiquebench.judges).",
+    )
+    judge_data: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "What the judge reads besides the checks (a database fixture, a JSON Schema, "
+            "a skill description); never shown to the loop, which sees only the prompt."
+        ),
     )
     prompt_is_code: bool = Field(
         default=False,

@@ -12,8 +12,19 @@ One JSON object per line::
      "tags": ["arithmetic", "easy"],   # optional
      "judge": "python"}                # optional: a registered judge's name
 
-Blank lines and lines starting with ``#`` are ignored. Every problem is reported
-with the file, the line number and what to change.
+A case for another judge (``sql``, ``json``, ``markdown``, ``trigger`` or one a
+package registers) gives its checks as objects, each with a ``name`` and the
+parameters that judge reads, and the judge's material in ``judge_data``::
+
+    {"id": "sql/001_top_customer", "judge": "sql",
+     "prompt": "Write a DuckDB query ...",
+     "judge_data": {"schema": "CREATE TABLE ..."},
+     "feedback_checks": [{"name": "sample data", "data": "INSERT ...", "expected": [[1]]}],
+     "heldout_checks": [{"name": "ties", "data": "INSERT ...", "expected": [[2]]}]}
+
+docs/suites.md documents each built-in judge's fields. Blank lines and lines
+starting with ``#`` are ignored. Every problem is reported with the file, the line
+number and what to change.
 """
 
 from __future__ import annotations
@@ -65,14 +76,25 @@ class SuiteScan:
     problems: tuple[SuiteFormatError, ...]
 
 
+class _CheckLine(BaseModel):
+    """A check of a judge other than Python: a name and that judge's parameters."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1)
+
+
 class _SuiteLine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
     prompt: str = Field(min_length=1)
-    entry_point: str = Field(min_length=1)
-    feedback_tests: list[str]
-    heldout_tests: list[str]
+    entry_point: str = ""
+    feedback_tests: list[str] = []
+    heldout_tests: list[str] = []
+    feedback_checks: list[_CheckLine] = []
+    heldout_checks: list[_CheckLine] = []
+    judge_data: dict[str, Any] = {}
     setup: str = ""
     reference_solution: str = ""
     tags: list[str] = []
@@ -98,23 +120,38 @@ def _check_statement(source: str, field: str, index: int) -> str | None:
     return None
 
 
-def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
-    try:
-        line = _SuiteLine.model_validate(raw)
-    except ValidationError as exc:
-        return None, _describe_validation_error(exc)
-    if not line.entry_point.isidentifier():
-        return None, f"field 'entry_point': {line.entry_point!r} is not a Python identifier"
-    if not line.feedback_tests and not line.heldout_tests:
-        return None, "no tests: give at least one entry in 'feedback_tests' or 'heldout_tests'"
+def _line_problem(line: _SuiteLine) -> str | None:
+    """What is wrong with a line's fields, before its judge reads it."""
     from critiquebench.judges._registry import judge_names  # here: judges import suites
 
     if line.judge not in judge_names():
         known = ", ".join(judge_names())
-        return None, (
+        return (
             f"field 'judge': unknown judge {line.judge!r}; registered judges are {known} "
             "(a package registers one in the entry-point group 'critiquebench.judges')"
         )
+    tests = line.feedback_tests or line.heldout_tests
+    objects = line.feedback_checks or line.heldout_checks
+    if line.judge == "python":
+        if objects:
+            return (
+                "the python judge reads 'feedback_tests' and 'heldout_tests' (Python "
+                "statements), not 'feedback_checks'/'heldout_checks'"
+            )
+        if not line.entry_point:
+            return "field 'entry_point': required by the python judge (the function's name)"
+    if line.entry_point and not line.entry_point.isidentifier():
+        return f"field 'entry_point': {line.entry_point!r} is not a Python identifier"
+    if not tests and not objects:
+        return (
+            "no checks: give at least one entry in 'feedback_tests' or 'heldout_tests' "
+            "(Python statements) or in 'feedback_checks' or 'heldout_checks' (objects)"
+        )
+    return None
+
+
+def _line_checks(line: _SuiteLine) -> tuple[list[Check], str | None]:
+    """The line's checks in order (tests, then check objects), or the first problem."""
     checks: list[Check] = []
     tests: list[tuple[str, list[str], CheckOrigin]] = [
         ("feedback_tests", line.feedback_tests, "feedback"),
@@ -124,8 +161,30 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
         for index, source in enumerate(sources):
             problem = _check_statement(source, field, index)
             if problem:
-                return None, problem
+                return [], problem
             checks.append(Check(source=source, origin=origin, line=index + 1))
+    objects: list[tuple[list[_CheckLine], CheckOrigin]] = [
+        (line.feedback_checks, "feedback"),
+        (line.heldout_checks, "heldout"),
+    ]
+    for entries, origin in objects:
+        for index, entry in enumerate(entries):
+            spec = dict(entry.model_extra or {})
+            checks.append(Check(source=entry.name, origin=origin, line=index + 1, spec=spec))
+    return checks, None
+
+
+def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
+    try:
+        line = _SuiteLine.model_validate(raw)
+    except ValidationError as exc:
+        return None, _describe_validation_error(exc)
+    problem = _line_problem(line)
+    if problem:
+        return None, problem
+    checks, problem = _line_checks(line)
+    if problem:
+        return None, problem
     case = Case(
         id=line.id,
         prompt=line.prompt,
@@ -135,7 +194,13 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
         reference_solution=line.reference_solution,
         tags=tuple(line.tags),
         judge=line.judge,
+        judge_data=line.judge_data,
     )
+    from critiquebench.judges._registry import case_problems
+
+    problems = case_problems(case)
+    if problems:
+        return None, f"judge {line.judge!r}: " + "; ".join(problems)
     return case, None
 
 

@@ -162,7 +162,7 @@ def test_a_judge_registered_by_entry_point_is_found_by_name(
 ) -> None:
     assert "constant" not in judge_names()
     _register(tmp_path, monkeypatch)
-    assert judge_names() == ["constant", "python"]
+    assert judge_names() == ["constant", "json", "markdown", "python", "sql", "trigger"]
     assert judge_factory("constant") is ConstantJudge
     case = CASE.model_copy(update={"judge": "constant"})
     judges = JudgeSet()

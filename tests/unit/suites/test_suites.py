@@ -40,7 +40,9 @@ def test_valid_file_loads_with_feedback_and_heldout_checks(tmp_path: Path) -> No
         (json.dumps({**GOOD, "colour": "red"}), "field 'colour'"),
         (json.dumps({**GOOD, "heldout_tests": ["assert add(1,"]}), "heldout_tests[0] is not valid"),
         (json.dumps({**GOOD, "feedback_tests": ["x = 1\ny = 2"]}), "exactly one statement"),
-        (json.dumps({**GOOD, "feedback_tests": [], "heldout_tests": []}), "no tests"),
+        (json.dumps({**GOOD, "feedback_tests": [], "heldout_tests": []}), "no checks"),
+        (json.dumps({**GOOD, "feedback_checks": [{"name": "x"}]}), "the python judge reads"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "entry_point"}), "required by the"),
         (json.dumps({**GOOD, "entry_point": "add two"}), "not a Python identifier"),
     ],
 )

@@ -1,0 +1,96 @@
+"""What kind of artifact a judge reads, and how the loop asks for it and reads it back.
+
+The loop, the critics and the simulated model are the same for every judge; only
+the words change: what the actor is told to write (``system``), the fence its
+answer comes in (``fence``), what the answer is called (``noun``), and how the
+artifact is pulled out of a free-form reply (``extract``). A judge declares its
+format as the class attribute ``artifact_format``; judges that declare none read
+Python code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from critiquebench.suites import Case
+
+FENCED_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+"""A fenced block and its info string; an unclosed last block runs to the end."""
+
+
+@dataclass(frozen=True)
+class ArtifactFormat:
+    """One kind of artifact: a fenced block of one language, e.g. SQL or JSON.
+
+    Subclasses override :meth:`extract` (and :meth:`simulated_reply`) where a plain
+    fenced block is not what the judge reads.
+    """
+
+    fence: str
+    """The fence info string the actor is asked to use, e.g. ``sql``."""
+    noun: str
+    """What the answer is, for prompts: "query", "JSON document", "decision"."""
+    system: str
+    """The actor's system prompt."""
+    aliases: tuple[str, ...] = ()
+    """Further info strings accepted in replies (besides ``fence`` and none)."""
+
+    def blocks(self, reply: str) -> list[str]:
+        """The bodies of the reply's fenced blocks in this format's language (or none)."""
+        accepted = {"", self.fence, *self.aliases}
+        return [body for language, body in FENCED_BLOCK.findall(reply) if language in accepted]
+
+    def extract(self, case: Case, reply: str) -> str:
+        """The artifact in a reply: the first fenced block, else the whole reply."""
+        blocks = self.blocks(reply)
+        chosen = blocks[0] if blocks else reply
+        return chosen.strip("\n") + "\n"
+
+    def fenced(self, artifact: str) -> str:
+        """``artifact`` in a fenced block of this format, as prompts show it."""
+        return f"```{self.fence}\n{artifact.strip(chr(10))}\n```"
+
+    def simulated_reply(self, case: Case, correct: bool, attempt: int) -> str:
+        """The simulated model's reply: the case's reference when ``correct``, else a
+        wrong answer. The default breaks the reference by cutting its second half;
+        formats override this with a wrong answer of their own kind."""
+        reference = case.reference_solution.strip("\n")
+        if correct:
+            return self.fenced(reference)
+        return self.fenced(reference[: max(1, len(reference) // 2)])
+
+
+@dataclass(frozen=True)
+class PythonFormat(ArtifactFormat):
+    """Python code defining the case's entry point (the Python judge's artifact)."""
+
+    def extract(self, case: Case, reply: str) -> str:
+        """The block that defines the entry point, else the first block, else the reply.
+
+        For completion-style prompts (HumanEval), a reply that only holds the body is
+        appended to the prompt, as the dataset intends.
+        """
+        blocks = self.blocks(reply)
+        definition = f"def {case.entry_point}"
+        chosen = next((block for block in blocks if definition in block), None)
+        if chosen is None:
+            chosen = blocks[0] if blocks else reply
+        code = chosen.strip("\n") + "\n"
+        if case.prompt_is_code and definition not in code:
+            code = case.prompt + code
+        return code
+
+
+PYTHON_FORMAT = PythonFormat(
+    fence="python",
+    aliases=("py",),
+    noun="function",
+    system=(
+        "You are a careful Python programmer. Reply with one ```python code block that "
+        "contains the complete function, and nothing else."
+    ),
+)
+"""The format of judges that declare none."""
