@@ -12,16 +12,17 @@ from critiquebench.suites._jsonl import load_jsonl_suite
 _BUNDLED_DIR = Path(__file__).with_name("data")
 
 
-BUNDLED_JSONL: dict[str, Path] = {"basic": _BUNDLED_DIR / "basic.jsonl"}
-"""Bundled suites stored as JSONL files, so problems can name their lines."""
+BUNDLED_JSONL: dict[str, Path] = {path.stem: path for path in sorted(_BUNDLED_DIR.glob("*.jsonl"))}
+"""Bundled suites stored as JSONL files (``basic``, ``sql``, ``json``, ``markdown``,
+``trigger``), each named after its file, so problems can name their lines."""
 
 
-def _basic() -> list[Case]:
-    return load_jsonl_suite(BUNDLED_JSONL["basic"])
+def _jsonl_loader(path: Path) -> Callable[[], list[Case]]:
+    return lambda: load_jsonl_suite(path)
 
 
 BUNDLED_SUITES: dict[str, Callable[[], list[Case]]] = {
-    "basic": _basic,
+    **{name: _jsonl_loader(path) for name, path in BUNDLED_JSONL.items()},
     "humaneval": load_humaneval,
 }
 
