@@ -104,6 +104,17 @@ def _read_only_binds(prefix: Path) -> list[str]:
     return args
 
 
+def _extra_binds(paths: tuple[Path, ...]) -> list[str]:
+    """Read-only binds of ``paths`` at their own paths, below world-traversable folders
+    (bubblewrap would create the folders above them readable by root only)."""
+    args: list[str] = []
+    for path in paths:
+        for parent in reversed(path.parents[:-1]):
+            args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
 def _readable_by_everyone(folder: Path) -> bool:
     """True when a user other than the owner can reach and read ``folder``."""
     for part in (folder, *folder.parents):
@@ -137,8 +148,13 @@ def detect_mode() -> SandboxMode:
     return mode
 
 
-def _detect() -> tuple[SandboxMode, Worker | None]:
-    """The mode, and the bubblewrap worker started to prove it works (None on fallback)."""
+def _detect(extra_read_only: tuple[Path, ...] = ()) -> tuple[SandboxMode, Worker | None]:
+    """The mode, and the bubblewrap worker started to prove it works (None on fallback).
+
+    ``extra_read_only`` are files or folders bound read-only at the same path inside
+    bubblewrap, for trusted code a judge runs there (e.g. the sql judge's DuckDB); the
+    fallback sees the host's files anyway.
+    """
     bwrap = shutil.which("bwrap")
     python = _python_executable()
     if os.environ.get("CRITIQUEBENCH_SANDBOX") == "fallback":
@@ -154,6 +170,7 @@ def _detect() -> tuple[SandboxMode, Worker | None]:
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if root else []),
         *_read_only_binds(prefix),
+        *_extra_binds(extra_read_only),
         "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
         "--", str(python),
     ]  # fmt: skip
@@ -274,10 +291,11 @@ class Sandbox:
         weakref.finalize(self, _close_all, self._idle)
 
     @classmethod
-    def detect(cls) -> Sandbox:
+    def detect(cls, extra_read_only: tuple[Path, ...] = ()) -> Sandbox:
         """A pool in the strongest mode this machine offers; the worker that proved the
-        mode works becomes its first idle worker instead of being thrown away."""
-        mode, worker = _detect()
+        mode works becomes its first idle worker instead of being thrown away.
+        ``extra_read_only`` paths are visible (read-only) inside bubblewrap."""
+        mode, worker = _detect(extra_read_only)
         sandbox = cls(mode)
         if worker is not None:
             sandbox._release(worker)

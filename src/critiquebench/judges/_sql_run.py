@@ -1,0 +1,186 @@
+"""Running a query's checks in the sandbox, and reading back what each check returned.
+
+The sandbox receives the trusted harness (``_sql_harness.py``) as the attempt's code
+and, per check, one plain-data call: the fixture's DDL and INSERTs, the query and
+the limits. It never receives the expected rows. Its output is read here as hostile
+bytes, with the Python judge's own readers (``_interpret.py``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import secrets
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from critiquebench.judges._interpret import _events, _starved, _unfinished
+from critiquebench.judges._plain import MalformedValue, clean_text, decode
+from critiquebench.judges._plan import CandidateCall, PlannedCheck
+from critiquebench.judges._python import _request
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges._sql_spec import SqlCheckSpec
+from critiquebench.suites import Case
+
+if TYPE_CHECKING:
+    from critiquebench.judges._python import SandboxLimits
+
+HARNESS_SOURCE = Path(__file__).with_name("_sql_harness.py")
+HARNESS_ENTRY = "sql_check"
+
+
+@dataclass(frozen=True)
+class DuckdbLocation:
+    """Where the parent's DuckDB lives: the folder for ``sys.path`` and the files to bind."""
+
+    folder: str
+    binds: tuple[Path, ...]
+
+
+def locate_duckdb() -> DuckdbLocation:
+    """DuckDB's package, its compiled module (where it lives beside it) and its
+    metadata (DuckDB reads its own version at import), found without importing it;
+    empty when it is not installed (the harness then reports it)."""
+    package = importlib.util.find_spec("duckdb")
+    if package is None or not package.submodule_search_locations:
+        return DuckdbLocation("", ())
+    folder = Path(next(iter(package.submodule_search_locations))).resolve()
+    binds = [folder]
+    compiled = importlib.util.find_spec("_duckdb")
+    if compiled is not None and compiled.origin:
+        binds.append(Path(compiled.origin).resolve())
+    binds += sorted(folder.parent.glob("duckdb-*.dist-info"))
+    return DuckdbLocation(str(folder.parent), tuple(binds))
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    """What running one check gave: a tag (``rows``, ``error``, ``not_a_query``,
+    ``fixture``, ``unavailable``), a message, and for ``rows`` the result."""
+
+    tag: str
+    message: str = ""
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class AttemptRun:
+    """Every check's run, or the reason the judge could not judge."""
+
+    checks: list[CheckRun]
+    infrastructure_error: str | None = None
+
+
+def run_checks(
+    sandbox: Sandbox,
+    case: Case,
+    query: str,
+    limits: SandboxLimits,
+    location: DuckdbLocation,
+    max_rows: int,
+) -> AttemptRun:
+    """Run ``query`` once per check of ``case``, each on a fresh fixture, in the sandbox."""
+    chars = max(10_000, limits.results_bytes // (2 * max(1, len(case.checks))))
+    plans = [
+        PlannedCheck(
+            check,
+            "value",
+            (CandidateCall((_job(case, check, query, location, limits, max_rows, chars),)),),
+        )
+        for check in case.checks
+    ]
+    # Every check may use its whole time limit; the attempt's wall clock allows for that.
+    wall = max(limits.wall_s, len(plans) * limits.check_timeout_s + 5.0)
+    limits = replace(limits, wall_s=wall)
+    harness = Case(id=case.id, prompt="sql harness", entry_point=HARNESS_ENTRY, checks=())
+    nonce = secrets.token_hex(16)
+    request = _request(harness, HARNESS_SOURCE.read_text(encoding="utf-8"), plans, limits, nonce)
+    try:
+        try:
+            raw = sandbox.judge(request)
+        except SandboxUnavailable:
+            raw = sandbox.judge(request)  # one fresh worker decides, as for Python
+    except SandboxUnavailable as exc:
+        return AttemptRun([], f"sandbox unavailable: {exc}")
+    return _read(len(plans), raw, nonce, limits)
+
+
+def _job(
+    case: Case,
+    check: Any,
+    query: str,
+    location: DuckdbLocation,
+    limits: SandboxLimits,
+    max_rows: int,
+    max_chars: int,
+) -> dict[str, Any]:
+    spec = SqlCheckSpec.of(check)
+    return {
+        "path": location.folder,
+        "schema": str(case.judge_data.get("schema", "")),
+        "data": spec.data,
+        "query": query,
+        "timeout_s": limits.check_timeout_s,
+        "max_rows": max_rows,
+        "max_chars": max_chars,
+    }
+
+
+def _read(count: int, raw: RawAttempt, nonce: str, limits: SandboxLimits) -> AttemptRun:
+    report = raw.report
+    if report.get("supervisor_error"):
+        return AttemptRun(
+            [], f"sandbox supervisor failed: {clean_text(report['supervisor_error'])}"
+        )
+    if report.get("timed_out") and _starved(report, limits):
+        return AttemptRun([], "the host was too loaded to run the query within its wall clock")
+    events, unreadable = _events(raw.output, nonce)
+    found: dict[int, CheckRun] = {}
+    done = False
+    for event in events:
+        kind = event.get("e")
+        if kind == "done":
+            done = True
+        elif kind == "fatal":
+            # The attempt's code is the trusted harness: failing to define it is ours.
+            return AttemptRun(
+                [], f"the sql harness failed: {clean_text(str(event.get('message')))}"
+            )
+        elif kind == "check":
+            index = event.get("i")
+            if type(index) is int and 0 <= index < count and index not in found:
+                found[index] = _check_run(event)
+    if done and unreadable:
+        return AttemptRun([], f"{unreadable} unreadable line(s) from the sql harness")
+    stopped = None if done else _unfinished(report, limits).message
+    runs = [
+        found.get(index) or CheckRun("error", f"the query was stopped: {stopped}")
+        for index in range(count)
+    ]
+    return AttemptRun(runs)
+
+
+def _check_run(event: dict[str, Any]) -> CheckRun:
+    """One check's event as a run; anything malformed is the query's error."""
+    kind = event.get("kind")
+    if kind == "timeout":
+        return CheckRun("error", "the query exceeded its time limit")
+    if kind is not None:
+        return CheckRun("error", clean_text(str(event.get("message", kind))))
+    values = event.get("values")
+    try:
+        decoded = decode(values[0]) if isinstance(values, list) and len(values) == 1 else None
+    except MalformedValue as exc:
+        return CheckRun("error", f"unreadable result: {exc}")
+    if not isinstance(decoded, list) or not decoded or not isinstance(decoded[0], str):
+        return CheckRun("error", "unreadable result")
+    tag, *rest = decoded
+    if tag == "rows" and len(rest) == 3 and isinstance(rest[0], list) and isinstance(rest[1], list):
+        rows = [row if isinstance(row, list) else [row] for row in rest[1]]
+        return CheckRun("rows", "", [str(c) for c in rest[0]], rows, bool(rest[2]))
+    message = clean_text(str(rest[0])) if rest else ""
+    if tag in ("error", "not_a_query", "fixture", "unavailable"):
+        return CheckRun(tag, message)
+    return CheckRun("error", "unreadable result")
