@@ -343,3 +343,15 @@ def test_a_good_sql_line_loads(tmp_path: Path) -> None:
     path.write_text(json.dumps(GOOD_LINE) + "\n")
     (case,) = load_jsonl_suite(path)
     assert [check.spec.get("expected") for check in case.checks] == [[[3]], [[0]]]
+
+
+def test_the_documented_example_is_a_valid_case_whose_reference_passes(
+    judge: SqlJudge, tmp_path: Path
+) -> None:
+    docs = Path(__file__).parents[3] / "docs" / "suites.md"
+    section = docs.read_text(encoding="utf-8").split("## sql", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "example.jsonl"
+    path.write_text(json.dumps(json.loads(example)) + "\n")
+    (case,) = load_jsonl_suite(path)
+    assert _codes(judge(case, case.reference_solution)) == []
