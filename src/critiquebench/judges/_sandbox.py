@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,6 +55,19 @@ class RawAttempt:
 
 
 @dataclass(frozen=True)
+class SandboxExtras:
+    """Trusted files a judge's own code needs inside the sandbox (e.g. the sql judge's
+    DuckDB): bound read-only at their own paths, and imported once per worker."""
+
+    read_only: tuple[Path, ...] = ()
+    """Files or folders visible inside bubblewrap (the fallback sees the host's anyway)."""
+    import_path: str = ""
+    """A folder added to the worker's module path (it runs with ``-I -S``)."""
+    imports: tuple[str, ...] = ()
+    """Modules the worker imports before its first fork, so attempts start with them."""
+
+
+@dataclass(frozen=True)
 class SandboxMode:
     """How workers are started on this machine, decided once per judge."""
 
@@ -64,6 +77,8 @@ class SandboxMode:
     notes: tuple[str, ...] = ()
     drop_to_nobody: bool = False
     """Fallback only: switch the worker from root to ``nobody`` (bubblewrap maps users itself)."""
+    extras: SandboxExtras = field(default_factory=SandboxExtras)
+    """What a judge adds for its own trusted code (nothing for the Python judge)."""
 
     @property
     def description(self) -> str:
@@ -148,19 +163,15 @@ def detect_mode() -> SandboxMode:
     return mode
 
 
-def _detect(extra_read_only: tuple[Path, ...] = ()) -> tuple[SandboxMode, Worker | None]:
-    """The mode, and the bubblewrap worker started to prove it works (None on fallback).
-
-    ``extra_read_only`` are files or folders bound read-only at the same path inside
-    bubblewrap, for trusted code a judge runs there (e.g. the sql judge's DuckDB); the
-    fallback sees the host's files anyway.
-    """
+def _detect(extras: SandboxExtras | None = None) -> tuple[SandboxMode, Worker | None]:
+    """The mode, and the bubblewrap worker started to prove it works (None on fallback)."""
+    extras = extras or SandboxExtras()
     bwrap = shutil.which("bwrap")
     python = _python_executable()
     if os.environ.get("CRITIQUEBENCH_SANDBOX") == "fallback":
-        return _fallback("fallback forced by CRITIQUEBENCH_SANDBOX"), None
+        return replace(_fallback("fallback forced by CRITIQUEBENCH_SANDBOX"), extras=extras), None
     if bwrap is None:
-        return _fallback("bwrap is not installed"), None
+        return replace(_fallback("bwrap is not installed"), extras=extras), None
     root = os.geteuid() == 0
     prefix = Path(sys.base_prefix).resolve()
     argv = [
@@ -170,15 +181,15 @@ def _detect(extra_read_only: tuple[Path, ...] = ()) -> tuple[SandboxMode, Worker
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if root else []),
         *_read_only_binds(prefix),
-        *_extra_binds(extra_read_only),
+        *_extra_binds(extras.read_only),
         "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
         "--", str(python),
     ]  # fmt: skip
-    mode = SandboxMode(True, tuple(argv), map_users=root)
+    mode = SandboxMode(True, tuple(argv), map_users=root, extras=extras)
     try:
         return mode, Worker(mode)
     except SandboxUnavailable as exc:
-        return _fallback(f"bwrap refused to start: {exc}"), None
+        return replace(_fallback(f"bwrap refused to start: {exc}"), extras=extras), None
 
 
 class Worker:
@@ -205,6 +216,8 @@ class Worker:
         options = {
             "network": not mode.bubblewrap,
             "drop_to_nobody": mode.map_users or mode.drop_to_nobody,
+            "import_path": mode.extras.import_path,
+            "imports": list(mode.extras.imports),
         }
         try:
             self._send(options)
@@ -291,11 +304,10 @@ class Sandbox:
         weakref.finalize(self, _close_all, self._idle)
 
     @classmethod
-    def detect(cls, extra_read_only: tuple[Path, ...] = ()) -> Sandbox:
+    def detect(cls, extras: SandboxExtras | None = None) -> Sandbox:
         """A pool in the strongest mode this machine offers; the worker that proved the
-        mode works becomes its first idle worker instead of being thrown away.
-        ``extra_read_only`` paths are visible (read-only) inside bubblewrap."""
-        mode, worker = _detect(extra_read_only)
+        mode works becomes its first idle worker instead of being thrown away."""
+        mode, worker = _detect(extras)
         sandbox = cls(mode)
         if worker is not None:
             sandbox._release(worker)

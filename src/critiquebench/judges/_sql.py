@@ -14,14 +14,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from functools import cached_property
 
 from critiquebench.judges._artifact import ArtifactFormat
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._python import SandboxLimits
 from critiquebench.judges._sandbox import Sandbox
 from critiquebench.judges._sql_compare import RowDifference, compare_rows
-from critiquebench.judges._sql_run import CheckRun, DuckdbLocation, locate_duckdb, run_checks
+from critiquebench.judges._sql_run import CheckRun, duckdb_extras, run_checks
 from critiquebench.judges._sql_spec import SqlCheckSpec, case_problems
 from critiquebench.suites import Case, Check
 
@@ -87,17 +86,12 @@ class SqlJudge:
         self._sandbox = sandbox
         self._lock = threading.Lock()
 
-    @cached_property
-    def location(self) -> DuckdbLocation:
-        """Where DuckDB is installed (bound read-only into the sandbox)."""
-        return locate_duckdb()
-
     @property
     def sandbox(self) -> Sandbox:
         """The worker pool, started on first use with DuckDB visible inside it."""
         with self._lock:
             if self._sandbox is None:
-                self._sandbox = Sandbox.detect(self.location.binds)
+                self._sandbox = Sandbox.detect(duckdb_extras())
             return self._sandbox
 
     def describe(self) -> str:
@@ -138,7 +132,7 @@ class SqlJudge:
             self._sandbox.close()
 
     def _run(self, case: Case, query: str) -> list[CheckRun] | str:
-        attempt = run_checks(self.sandbox, case, query, self.limits, self.location, self.max_rows)
+        attempt = run_checks(self.sandbox, case, query, self.limits, self.max_rows)
         if attempt.infrastructure_error:
             return attempt.infrastructure_error
         broken = next(

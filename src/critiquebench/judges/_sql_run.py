@@ -18,7 +18,7 @@ from critiquebench.judges._interpret import _events, _starved, _unfinished
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
 from critiquebench.judges._plan import CandidateCall, PlannedCheck
 from critiquebench.judges._python import _request
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
 from critiquebench.judges._sql_spec import SqlCheckSpec
 from critiquebench.suites import Case
 
@@ -29,28 +29,21 @@ HARNESS_SOURCE = Path(__file__).with_name("_sql_harness.py")
 HARNESS_ENTRY = "sql_check"
 
 
-@dataclass(frozen=True)
-class DuckdbLocation:
-    """Where the parent's DuckDB lives: the folder for ``sys.path`` and the files to bind."""
-
-    folder: str
-    binds: tuple[Path, ...]
-
-
-def locate_duckdb() -> DuckdbLocation:
-    """DuckDB's package, its compiled module (where it lives beside it) and its
-    metadata (DuckDB reads its own version at import), found without importing it;
-    empty when it is not installed (the harness then reports it)."""
+def duckdb_extras() -> SandboxExtras:
+    """The parent's DuckDB for the sandbox: its package, compiled module (where it lives
+    beside it) and metadata (DuckDB reads its own version at import) bound read-only,
+    its folder on the module path, and imported once per worker. Found without
+    importing it; empty when it is not installed (the harness then reports that)."""
     package = importlib.util.find_spec("duckdb")
     if package is None or not package.submodule_search_locations:
-        return DuckdbLocation("", ())
+        return SandboxExtras()
     folder = Path(next(iter(package.submodule_search_locations))).resolve()
     binds = [folder]
     compiled = importlib.util.find_spec("_duckdb")
     if compiled is not None and compiled.origin:
         binds.append(Path(compiled.origin).resolve())
     binds += sorted(folder.parent.glob("duckdb-*.dist-info"))
-    return DuckdbLocation(str(folder.parent), tuple(binds))
+    return SandboxExtras(tuple(binds), str(folder.parent), ("duckdb",))
 
 
 @dataclass(frozen=True)
@@ -78,11 +71,11 @@ def run_checks(
     case: Case,
     query: str,
     limits: SandboxLimits,
-    location: DuckdbLocation,
     max_rows: int,
 ) -> AttemptRun:
     """Run ``query`` once per check of ``case``, each on a fresh fixture, in the sandbox."""
     chars = max(10_000, limits.results_bytes // (2 * max(1, len(case.checks))))
+    location = sandbox.mode.extras.import_path
     plans = [
         PlannedCheck(
             check,
@@ -111,14 +104,14 @@ def _job(
     case: Case,
     check: Any,
     query: str,
-    location: DuckdbLocation,
+    location: str,
     limits: SandboxLimits,
     max_rows: int,
     max_chars: int,
 ) -> dict[str, Any]:
     spec = SqlCheckSpec.of(check)
     return {
-        "path": location.folder,
+        "path": location,
         "schema": str(case.judge_data.get("schema", "")),
         "data": spec.data,
         "query": query,

@@ -610,6 +610,16 @@ def _start(options: dict[str, Any]) -> dict[str, Any]:
     for name in _WARM:
         with contextlib.suppress(ImportError):
             __import__(name)
+    # A judge's own trusted modules (e.g. DuckDB for the sql judge), imported as the
+    # unprivileged user before any attempt exists; an attempt that needs one and finds
+    # it missing imports it itself and reports the failure.
+    if options.get("import_path"):
+        sys.path.append(str(options["import_path"]))
+    for name in options.get("imports") or ():
+        try:
+            __import__(str(name))
+        except Exception as exc:
+            facts["notes"].append(f"could not import {name} ({type(exc).__name__})")
     return facts
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from critiquebench.judges import JudgeResult, SandboxLimits, artifact_format
-from critiquebench.judges._sandbox import RawAttempt, Sandbox
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, Worker
 from critiquebench.judges._sql import SQL_FORMAT, SqlJudge
+from critiquebench.judges._sql_run import duckdb_extras
 from critiquebench.suites import Case, Check, SuiteFormatError, load_jsonl_suite, load_suite
 
 SCHEMA = "CREATE TABLE people (name VARCHAR, city VARCHAR, age INTEGER);"
@@ -256,6 +258,18 @@ def test_the_fallback_sandbox_runs_duckdb_too(fallback_judge: SqlJudge) -> None:
     assert fallback_judge(_case(), RIGHT).passed
     wrong = fallback_judge(_case(), RIGHT + " AND age > 20")
     assert _codes(wrong) == [("missing_row", "heldout")]
+
+
+def test_workers_import_duckdb_once_and_note_a_module_they_cannot(judge: SqlJudge) -> None:
+    extras = duckdb_extras()
+    assert extras.imports == ("duckdb",)
+    assert any(path.name == "duckdb" for path in extras.read_only)
+    mode = replace(judge.sandbox.mode, extras=replace(extras, imports=("duckdb", "nope_4f2")))
+    worker = Worker(mode)
+    try:
+        assert worker.facts["notes"] == ["could not import nope_4f2 (ModuleNotFoundError)"]
+    finally:
+        worker.close()
 
 
 def test_the_format_asks_for_one_sql_block_and_reads_the_first() -> None:
