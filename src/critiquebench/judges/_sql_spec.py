@@ -124,17 +124,21 @@ def _statement_problem(text: str, allowed: frozenset[str], *, many: bool = False
     """Why ``text`` is not SQL of the allowed statement kinds, or "" when it is.
 
     Suite text is the suite author's, not the model's: it is only parsed here (never
-    executed), and bounded in size first. DuckDB's default connection parses it: a
-    connection of our own would cost ~40 ms per text, seconds per suite.
+    executed), and bounded in size first. A cursor of DuckDB's default database parses
+    it: a database of our own would cost ~40 ms per text (seconds per suite), and a
+    cursor, unlike the shared default connection, is safe while other threads parse.
     """
     if len(text) > MAX_SQL_CHARS:
         return f"longer than {MAX_SQL_CHARS} characters; use a smaller fixture"
     import duckdb  # here: reading a suite of other judges never loads DuckDB
 
+    cursor = duckdb.cursor()
     try:
-        statements = duckdb.extract_statements(text)
+        statements = cursor.extract_statements(text)
     except duckdb.Error as exc:
         return f"does not parse as DuckDB SQL ({str(exc).splitlines()[0]}); fix the SQL"
+    finally:
+        cursor.close()
     kinds = [statement.type.name for statement in statements]
     wanted = " or ".join(sorted(allowed))
     if not kinds:
