@@ -20,7 +20,7 @@ from critiquebench.judges._plan import CandidateCall, PlannedCheck
 from critiquebench.judges._python import _request
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
 from critiquebench.judges._sql_spec import SqlCheckSpec
-from critiquebench.suites import Case
+from critiquebench.suites import Case, Check
 
 if TYPE_CHECKING:
     from critiquebench.judges._python import SandboxLimits
@@ -102,7 +102,7 @@ def run_checks(
 
 def _job(
     case: Case,
-    check: Any,
+    check: Check,
     query: str,
     location: str,
     limits: SandboxLimits,
