@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.judges import JudgeResult
-from critiquebench.suites import Case, validate_suite
+from critiquebench.suites import BUNDLED_SUITES, Case, validate_suite
 
 runner = CliRunner()
 
@@ -160,7 +160,9 @@ def test_an_empty_file_is_reported_as_empty(tmp_path: Path, text: str, reason: s
 def test_unknown_suite_names_the_bundled_ones(tmp_path: Path) -> None:
     code, output = _validate(str(tmp_path / "nope.jsonl"))
     assert code == 2
-    assert "neither a bundled suite (basic, humaneval) nor an existing file" in output
+    known = ", ".join(sorted(BUNDLED_SUITES))  # basic, humaneval and each bundled JSONL file
+    assert known.startswith("basic, humaneval")
+    assert f"neither a bundled suite ({known}) nor an existing file" in output
 
 
 def test_bundled_basic_validates_clean_with_its_references() -> None:
