@@ -149,12 +149,15 @@ def _judge(case: Case, artifact: str) -> tuple[Failure, ...]:
         code = "no_decision"
     else:
         code = "missed_trigger" if right == "trigger" else "false_trigger"
+    message = _MESSAGES[code]
+    if code == "false_trigger":
+        message += _MISS_NOTES.get(expect, "")
     check = case.checks[0]
     return (
         Failure(
             kind="trigger",
             code=code,
-            message=_MESSAGES[code] + _MISS_NOTES.get(expect, "") * (code == "false_trigger"),
+            message=message,
             source=check.source,
             origin=check.origin,
             expected=right,
