@@ -29,23 +29,40 @@ MAX_REPLY_CHARS = 4000
 """Only the start of a reply is read: a decision is one word, and a runaway or hostile
 reply must cost no more than a short one."""
 
+_NOT = r"\b(?:no|not|never|cannot|\w+n['\u2019]t)"
 # "NO_TRIGGER", "no trigger", "should not trigger", "must not be triggered", "don't trigger".
-_NEGATIVE = re.compile(
-    r"\b(?:no|not|never|cannot|\w+n['\u2019]t)[\s_-]*(?:be\s+)?trigger\w*", re.IGNORECASE
-)
+_NEGATIVE = re.compile(_NOT + r"[\s_-]*(?:be\s+)?trigger\w*", re.IGNORECASE)
 _POSITIVE = re.compile(r"\btrigger\w*", re.IGNORECASE)
+# Small models answer in words rather than the decision word: "The assistant should not
+# use this skill", "Use this skill for this query", "This skill is not applicable".
+_NEGATIVE_WORDS = re.compile(
+    _NOT + r"\s+(?:be\s+)?(?:use|used|using|applicable|relevant|needed)\b", re.IGNORECASE
+)
+_POSITIVE_WORDS = re.compile(
+    r"\b(?:use|using)\s+(?:this|the|that|it)\b(?!\s+(?:other|another))"
+    r"|\bbe\s+used\b|\b(?:is|are)\s+(?:applicable|relevant)\b",
+    re.IGNORECASE,
+)
 # "yes"/"no" count only as a line's first word, after an optional label ("Answer: no").
 _YES_NO = re.compile(r"^[\W_]*(?:[a-z][a-z ]{0,20}:[\W_]*)?(yes|no)\b", re.IGNORECASE)
 _FENCE_MARK = re.compile(r"```[^\n]*")
 
 
-def _line_decisions(line: str) -> set[Decision]:
-    """The decisions one line states (both = the line is ambiguous)."""
+def _stated(line: str, negative: re.Pattern[str], positive: re.Pattern[str]) -> set[Decision]:
+    """The decisions a line states in one vocabulary (a negation is not also read as
+    the positive it contains)."""
     found: set[Decision] = set()
-    if _NEGATIVE.search(line):
+    if negative.search(line):
         found.add("no_trigger")
-    if _POSITIVE.search(_NEGATIVE.sub(" ", line)):
+    if positive.search(negative.sub(" ", line)):
         found.add("trigger")
+    return found
+
+
+def _line_decisions(line: str) -> set[Decision]:
+    """The decisions one line states (both = the line is ambiguous): its decision
+    words, else its wording; and a leading "yes" or "no"."""
+    found = _stated(line, _NEGATIVE, _POSITIVE) or _stated(line, _NEGATIVE_WORDS, _POSITIVE_WORDS)
     weak = _YES_NO.match(line)
     if weak:
         found.add("trigger" if weak.group(1).lower() == "yes" else "no_trigger")
@@ -56,9 +73,11 @@ def parse_decision(reply: str) -> Decision:
     """The decision a reply makes: read from the first line that states one.
 
     Accepts TRIGGER / NO_TRIGGER in any case and spelling (``NO-TRIGGER``,
-    ``no trigger``, "should not trigger", inside a fenced block or bold), and "yes" /
-    "no" as a line's first word. A decision line that states both (``TRIGGER or
-    NO_TRIGGER``) is ambiguous, and a reply without one holds none: both give ``""``.
+    ``no trigger``, "should not trigger", inside a fenced block or bold); on a line
+    without them, plain wording ("use this skill", "should not be used", "is not
+    applicable") and "yes" / "no" as the line's first word. A decision line that
+    states both (``TRIGGER or NO_TRIGGER``) is ambiguous, and a reply without one
+    holds none: both give ``""``.
     """
     text = _FENCE_MARK.sub(" ", reply[:MAX_REPLY_CHARS])
     for line in text.splitlines():

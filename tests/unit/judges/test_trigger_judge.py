@@ -71,6 +71,17 @@ def trigger_case(
         ("TRIGGER or NO_TRIGGER", ""),  # both on the decision line: ambiguous
         ("TRIGGER / NO_TRIGGER\nTRIGGER", ""),
         ("No, it should trigger.", ""),
+        # How the offline model (SmolLM2-135M) answers: words, not the decision word.
+        ("Use this skill for this query.", "trigger"),
+        ("Yes, the assistant should use this skill for this query.", "trigger"),
+        ("The assistant should not use this skill.", "no_trigger"),
+        ("This skill should be used for this query, but you could use another.", "trigger"),
+        ("This skill is not applicable to this query.", "no_trigger"),
+        ("The skill isn't needed here.", "no_trigger"),
+        ("You should use another skill for this.", ""),
+        ("To use this skill here, the assistant must not use it.", ""),
+        ("NO_TRIGGER: do not use it for conversions", "no_trigger"),
+        ("TRIGGER - but do not use it twice", "trigger"),  # the decision word wins
         ("I cannot tell from the description.", ""),
         ("", ""),
         ("untriggered", ""),
