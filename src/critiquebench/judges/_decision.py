@@ -46,6 +46,8 @@ _POSITIVE_WORDS = re.compile(
 # "yes"/"no" count only as a line's first word, after an optional label ("Answer: no").
 _YES_NO = re.compile(r"^[\W_]*(?:[a-z][a-z ]{0,20}:[\W_]*)?(yes|no)\b", re.IGNORECASE)
 _FENCE_MARK = re.compile(r"```[^\n]*")
+# A reason often follows on the same line: "NO_TRIGGER. The skill is not used to ...".
+_SENTENCE_BREAK = re.compile(r"\n|(?<=[.!?;])\s+")
 
 
 def _stated(line: str, negative: re.Pattern[str], positive: re.Pattern[str]) -> set[Decision]:
@@ -60,7 +62,7 @@ def _stated(line: str, negative: re.Pattern[str], positive: re.Pattern[str]) -> 
 
 
 def _line_decisions(line: str) -> set[Decision]:
-    """The decisions one line states (both = the line is ambiguous): its decision
+    """The decisions one line or sentence states (both = the line is ambiguous): its decision
     words, else its wording; and a leading "yes" or "no"."""
     found = _stated(line, _NEGATIVE, _POSITIVE) or _stated(line, _NEGATIVE_WORDS, _POSITIVE_WORDS)
     weak = _YES_NO.match(line)
@@ -70,7 +72,7 @@ def _line_decisions(line: str) -> set[Decision]:
 
 
 def parse_decision(reply: str) -> Decision:
-    """The decision a reply makes: read from the first line that states one.
+    """The decision a reply makes: read from the first line (or sentence) that states one.
 
     Accepts TRIGGER / NO_TRIGGER in any case and spelling (``NO-TRIGGER``,
     ``no trigger``, "should not trigger", inside a fenced block or bold); on a line
@@ -80,8 +82,8 @@ def parse_decision(reply: str) -> Decision:
     holds none: both give ``""``.
     """
     text = _FENCE_MARK.sub(" ", reply[:MAX_REPLY_CHARS])
-    for line in text.splitlines():
-        found = _line_decisions(line)
+    for sentence in _SENTENCE_BREAK.split(text):
+        found = _line_decisions(sentence)
         if len(found) == 1:
             return found.pop()
         if found:

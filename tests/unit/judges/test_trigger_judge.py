@@ -80,6 +80,9 @@ def trigger_case(
         ("The skill isn't needed here.", "no_trigger"),
         ("You should use another skill for this.", ""),
         ("To use this skill here, the assistant must not use it.", ""),
+        ("The assistant should use this skill. The skill is not used for tags.", "trigger"),
+        ("NO_TRIGGER. The query is about triggers of a different kind.", "no_trigger"),
+        ("TRIGGER; NO_TRIGGER would miss the form.", "trigger"),
         ("NO_TRIGGER: do not use it for conversions", "no_trigger"),
         ("TRIGGER - but do not use it twice", "trigger"),  # the decision word wins
         ("I cannot tell from the description.", ""),
