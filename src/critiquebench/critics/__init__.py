@@ -16,6 +16,7 @@ from critiquebench.critics._critic import (
     CriticCall,
     CriticResult,
     CriticSettings,
+    critic_system,
 )
 from critiquebench.critics._hollow import HollowFinding, find_hollow
 from critiquebench.critics._quorum import (
@@ -66,6 +67,7 @@ __all__ = [
     "Verdict",
     "VerifierPolicy",
     "apply_policy",
+    "critic_system",
     "find_hollow",
     "parse_critic_output",
     "parse_verdict_blocks",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from critiquebench.critics._blocks import parse_verdict_blocks
 from critiquebench.critics._hollow import find_hollow
@@ -33,14 +33,33 @@ from critiquebench.models import (
     Role,
 )
 
-CRITIC_SYSTEM = (
+if TYPE_CHECKING:
+    from critiquebench.judges import ArtifactFormat
+
+CODE_REVIEW = (
     "You review a candidate answer to a programming task. You did not write it. Look for: "
     "not doing what was asked; logic or factual errors; undefined names, wrong imports or "
-    "wrong paths; violations of the task's stated requirements. Reply with JSON only: "
+    "wrong paths; violations of the task's stated requirements."
+)
+"""What a critic reviews unless the artifact's format says otherwise."""
+CRITIC_REPLY = (
+    "Reply with JSON only: "
     '{"verdict": "pass"|"warn"|"fail", "issues": [at most 5 short strings, each naming '
     'a location], "summary": "<one line>"}. If nothing is wrong, reply NO_DEFECTS.'
 )
-CRITIC_TEMPLATE = "Task:\n{task}\n\nCandidate:\n```{fence}\n{candidate}\n```"
+"""How every critic replies, whatever it reviews (the schema it is held to)."""
+
+
+def critic_system(review: str = "") -> str:
+    """The critic's system prompt: what it reviews (``review``, e.g. an
+    :class:`~critiquebench.judges.ArtifactFormat`'s ``review``; empty = code), then
+    how to reply."""
+    return f"{review.strip() or CODE_REVIEW} {CRITIC_REPLY}"
+
+
+CRITIC_SYSTEM = critic_system()
+"""The critic's system prompt for Python code (and any format without a review)."""
+CRITIC_TEMPLATE = "Task:\n{task}\n\nCandidate:\n{candidate}"
 REVIEWER_SYSTEM = (
     "You check another reviewer's findings about a candidate answer. For each finding "
     "decide KEEP (real and important), DOWNGRADE (real but minor) or REJECT (wrong). "
@@ -107,16 +126,35 @@ class Critic:
         self.settings = settings
 
     def __call__(
-        self, task: str, candidate: str, context: CallContext, fence: str = "python"
+        self,
+        task: str,
+        candidate: str,
+        context: CallContext,
+        fence: str = "python",
+        *,
+        form: ArtifactFormat | None = None,
     ) -> CriticResult:
         """Review ``candidate`` (an artifact in the ``fence`` language) for ``task``;
-        hollow Python code fails without a model call."""
+        hollow Python code fails without a model call.
+
+        ``form``, when given, is the artifact's format and replaces ``fence``: the
+        candidate is shown as the format shows an answer (a decision as a plain word),
+        and the critic is told what it reviews (``form.review``).
+        """
+        if form is not None:
+            fence = form.fence
         hollow = find_hollow(candidate) if fence == "python" else []
         if hollow:
             issues = tuple(str(finding) for finding in hollow[:5])
             return CriticResult(CriticVerdict("fail", issues, "hollow code"), issues)
-        prompt = CRITIC_TEMPLATE.format(task=task, candidate=candidate.strip("\n"), fence=fence)
-        completion, error = self._call("critic", 0, prompt, CRITIC_SYSTEM, CRITIC_SCHEMA, context)
+        shown = (
+            form.fenced(candidate)
+            if form is not None
+            else f"```{fence}\n{candidate.strip(chr(10))}\n```"
+        )
+        prompt = CRITIC_TEMPLATE.format(task=task, candidate=shown)
+        system = critic_system(form.review if form is not None else "")
+        completion, error = self._call("critic", 0, prompt, system, CRITIC_SCHEMA, context)
         outcome = (
             parse_critic_output(completion.text)
             if completion is not None

@@ -37,6 +37,9 @@ class ArtifactFormat:
     """The actor's system prompt."""
     aliases: tuple[str, ...] = ()
     """Further info strings accepted in replies (besides ``fence`` and none)."""
+    review: str = ""
+    """What a critic is told it reviews and what to look for (the start of its system
+    prompt); empty = the review of an answer to a programming task."""
 
     def blocks(self, reply: str) -> list[str]:
         """The bodies of the reply's fenced blocks in this format's language (or none)."""
@@ -52,6 +55,10 @@ class ArtifactFormat:
     def fenced(self, artifact: str) -> str:
         """``artifact`` in a fenced block of this format, as prompts show it."""
         return f"```{self.fence}\n{artifact.strip(chr(10))}\n```"
+
+    def fix_request(self) -> str:
+        """The fix prompt's last line: how to reply with the corrected answer."""
+        return f"Reply with the complete corrected {self.noun} in one ```{self.fence} block."
 
     def simulated_reply(self, case: Case, correct: bool, attempt: int) -> str:
         """The simulated model's reply: the case's reference when ``correct``, else a

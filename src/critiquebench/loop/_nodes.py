@@ -137,8 +137,8 @@ def make_critique(deps: LoopDependencies) -> Node:
         case, settings, history = state["case"], state["settings"], state["history"]
         latest = history[-1]
         context = CallContext(case_id=case.id, attempt=latest.iteration, rep=state["rep"])
-        fence = artifact_format(case.judge).fence
-        review = deps.critic(task_prompt(case), latest.artifact, context, fence)
+        form = artifact_format(case.judge)
+        review = deps.critic(task_prompt(case), latest.artifact, context, form=form)
         records = [_critic_record(latest.iteration, call) for call in review.calls]
         failed = next((call for call in review.calls if call.completion is None), None)
         if failed is not None:

@@ -26,7 +26,7 @@ Your previous answer:
 {failures}
 {history}
 Fix only what the defects above point at; keep everything else unchanged. \
-Reply with the complete corrected {noun} in one ```{fence} block."""
+{fix_request}"""
 
 HISTORY_HEADER = "\nEarlier attempts (do not repeat them):\n"
 
@@ -75,8 +75,7 @@ def fix_messages(case: Case, history: list[Attempt]) -> list[Message]:
     content = FIX_TEMPLATE.format(
         task=task_prompt(case),
         artifact=form.fenced(latest.artifact),
-        noun=form.noun,
-        fence=form.fence,
+        fix_request=form.fix_request(),
         findings_header=(
             "A reviewer and the checks found these problems:"
             if any(f.kind == "critic" for f in latest.feedback_failures)
