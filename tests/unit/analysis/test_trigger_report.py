@@ -16,6 +16,12 @@ from rich.console import Console
 from critiquebench.analysis import RunReport, build_report, connect, html_report, report_markdown
 from critiquebench.analysis._terminal import summary_table
 from critiquebench.analysis._trigger_metrics import trigger_metrics, trigger_rates
+from critiquebench.judges import Failure, JudgeResult, JudgeSet, artifact_format
+from critiquebench.loop import LoopDependencies, run_loop
+from critiquebench.models import ScriptedProvider
+from critiquebench.pipeline import ResultStore, RunConfig, Unit
+from critiquebench.pipeline._units import outcome_rows
+from critiquebench.suites import Case, Check
 from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 
 LABELS = {"t1": "trigger", "t2": "trigger", "n1": "near_miss", "n2": "near_miss",
@@ -176,3 +182,55 @@ def test_rates_edge_cases() -> None:
                               ("s", "A", "unknown", "trigger", "trigger")])  # fmt: skip
     assert only.units == 1 and only.kept.precision == 1.0 and only.first_draft.recall == 0.0
     assert only.first_draft.no_decision == 1 and only.first_draft.precision is None
+
+
+class _StandInTriggerJudge:
+    """The trigger contract (the real judge is built elsewhere): a wrong decision is
+    one ``trigger`` defect, seen by the loop."""
+
+    def __call__(self, case: Case, artifact: str) -> JudgeResult:
+        want = "trigger" if case.judge_data["expect"] == "trigger" else "no_trigger"
+        got = artifact.strip()
+        wrong = () if got == want else (
+            Failure(kind="trigger", code="false_trigger", message="wrong decision",
+                    origin="feedback", source="decision", expected=want, actual=got),
+        )  # fmt: skip
+        return JudgeResult(wrong, checks_total=1, checks_passed=1 - len(wrong), duration_s=0.0)
+
+
+def test_rows_the_pipeline_writes_feed_the_view_and_the_metrics(tmp_path: Path) -> None:
+    output = tmp_path / "runs"
+    write_run(output, "real", [])  # the runs row; the units below come from the real loop
+    config = RunConfig(arms=("A", "B"), run_id="real", suite="synthetic")
+    case = Case(id="t/near", prompt="Does the pdf skill trigger for: PDF of a normal law?",
+                judge="trigger", checks=(Check(source="decision", origin="feedback"),),
+                judge_data={"skill": "pdf", "query": "q", "expect": "near_miss"})  # fmt: skip
+    judges = JudgeSet({"trigger": _StandInTriggerJudge()})
+    store = ResultStore(output)
+    for arm, replies in {"A": ["trigger"], "B": ["trigger", "no_trigger"]}.items():
+        fence = artifact_format("trigger").fenced
+        deps = LoopDependencies(
+            provider=ScriptedProvider([fence(r) for r in replies]), judge=judges
+        )
+        unit = Unit(case.id, arm, 0)
+        outcome = run_loop(case, deps, config.loop_settings(arm), rep=0)
+        store.write_unit("real", unit, outcome_rows(case, unit, outcome, config, 1.0, "scripted"))
+
+    db = connect(output)
+    decisions = db.execute(
+        "SELECT arm, skill, expect, decision_initial, decision_final FROM trigger_decisions "
+        "ORDER BY arm"
+    ).fetchall()
+    assert decisions == [
+        ("A", "pdf", "near_miss", "trigger", "trigger"),
+        ("B", "pdf", "near_miss", "trigger", "no_trigger"),
+    ]
+    report = build_report(db, "real", resamples=50)
+    assert report.defect_groups == ("trigger",)
+    a, b = report.triggers
+    assert a.kept.near_miss_false_trigger_rate == 1.0
+    assert (b.first_draft.near_miss_false_trigger_rate, b.kept.near_miss_false_trigger_rate) == (
+        1.0,
+        0.0,
+    )
+    assert a.kept.precision == 0.0 and b.kept.precision is None  # B triggered nowhere
