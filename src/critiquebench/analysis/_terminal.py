@@ -26,13 +26,13 @@ from critiquebench.analysis._trigger_table import trigger_markdown, trigger_tabl
 
 # The per-group means' header is the run's groups (e.g. "tests/lint/types" or "sql"):
 # this placeholder stands for it until a report is known.
-KINDS = "<kinds>"
+_KINDS = "<kinds>"
 _HEADERS = (
     "arm",
     "n",
     "defects@0",
     "defects [95% CI]",
-    KINDS,
+    _KINDS,
     "reduction [95% CI]",
     "pass",
     "p50/p90 s",
@@ -49,7 +49,7 @@ _HEADERS = (
 # its loops ended.
 _OUTCOME = ("arm", "n", "defects@0", "defects [95% CI]", "reduction [95% CI]", "pass")
 _COST = ("arm", "p50/p90 s", "tok in", "tok out", "calls", "cost $")
-_EVENTS = ("arm", KINDS, "escal.", "verif.err", "killed")
+_EVENTS = ("arm", _KINDS, "escal.", "verif.err", "killed")
 _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
     (_HEADERS,),
     (_OUTCOME, (*_COST, *_EVENTS[1:])),
@@ -59,7 +59,7 @@ _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
 
 def headers(report: RunReport) -> tuple[str, ...]:
     """The per-arm table's headers for ``report`` (its defect groups named)."""
-    return tuple(kinds_label(report) if header == KINDS else header for header in _HEADERS)
+    return tuple(kinds_label(report) if header == _KINDS else header for header in _HEADERS)
 
 
 def _cells(summary: ArmSummary, groups: tuple[str, ...]) -> list[str]:
@@ -227,12 +227,14 @@ def report_markdown(report: RunReport) -> str:
 
 
 def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
-    """One row per arm for the Prefect table artifact."""
+    """One row per arm for the Prefect table artifact (a column per defect group)."""
     return [
         {
             "arm": s.arm,
             "n": s.n,
             "mean_defects": round(s.mean_defects, 3),
+            # one column per defect group of the run, e.g. defects_tests, defects_sql
+            **{f"defects_{group}": round(mean, 3) for group, mean in s.defects_by_group.items()},
             "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
             "verdict": s.verdict or "",
             "pass_rate": round(s.pass_rate, 3),

@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from critiquebench.analysis import build_report, connect, html_report, report_markdown
+from critiquebench.analysis import (
+    artifact_rows,
+    build_report,
+    connect,
+    html_report,
+    report_markdown,
+)
 from critiquebench.analysis._terminal import _cells, headers, summary_table
 from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 
@@ -73,6 +79,8 @@ def test_report_means_per_group_add_up_to_the_mean_defects(tmp_path: Path) -> No
         {"tests": 0.0, "lint": 0.2, "types": 0.0, "sql": 0.2, "json": 0.0}
     )
     assert b.defects_initial_by_group == a.defects_by_group
+    b_row = artifact_rows(report)[1]
+    assert (b_row["defects_lint"], b_row["defects_sql"], b_row["defects_json"]) == (0.2, 0.2, 0)
     for arm in report.arms:
         assert sum(arm.defects_by_group.values()) == pytest.approx(arm.mean_defects)
         assert sum(arm.defects_initial_by_group.values()) == pytest.approx(arm.mean_defects_initial)
