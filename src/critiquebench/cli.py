@@ -356,7 +356,7 @@ def validate_suite(
         bool,
         typer.Option(
             "--references/--no-references",
-            help="Run every reference_solution through the Python judge (~50 ms per case).",
+            help="Run every reference_solution through its case's judge (~50 ms per case).",
         ),
     ] = True,
     strict: Annotated[

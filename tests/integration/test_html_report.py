@@ -183,3 +183,6 @@ def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
     ]
     # The free model's cost chart plots tokens; B's gain panel is drawn.
     assert "Tokens vs defects (cost is $0)" in dom and "Gain per round" in dom
+    # A Python run's defects by group, kept: tests, lint and types (they add up).
+    assert report.defect_groups == ("tests", "lint", "types")
+    assert "<th>tests/lint/types kept</th>" in dom and "Trigger decisions" not in dom

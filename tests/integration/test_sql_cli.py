@@ -51,15 +51,17 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
     result = runner.invoke(app, ["sql", "--output", str(output)])
     assert result.exit_code == 0, result.output
     statements = [line for line in result.output.splitlines() if line.startswith("CREATE VIEW")]
-    assert len(statements) == 5  # runs, cases, attempts, calls and findings
+    # runs, cases, attempts, calls, findings, defects_by_kind and trigger_decisions
+    assert len(statements) == 7
     # The statements work as printed in a fresh DuckDB, as they would in its CLI.
     db = duckdb.connect()
     for statement in statements:
         db.execute(statement)
     count = "SELECT count(*) FROM attempts WHERE run_id = 'sql-1'"
     assert db.execute(count).fetchone() == connect(output).execute(count).fetchone() == (9,)
-    findings = "SELECT count(*) FROM findings WHERE run_id = 'sql-1'"
-    assert db.execute(findings).fetchone() == connect(output).execute(findings).fetchone()
+    for view in ("findings", "defects_by_kind", "trigger_decisions"):
+        query = f"SELECT count(*) FROM {view} WHERE run_id = 'sql-1'"
+        assert db.execute(query).fetchone() == connect(output).execute(query).fetchone()
 
     # The Python one-liner loads the same views (run here without -i).
     line = next(line for line in result.output.splitlines() if " -i -c " in line)

@@ -36,9 +36,15 @@ def defects_text(summary: ArmSummary) -> str:
     return f"{summary.mean_defects:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
 
 
-def kinds_text(summary: ArmSummary) -> str:
-    """Mean defects of the kept answers per kind: tests / lint / types."""
-    return f"{summary.mean_test_defects:.2f}/{summary.mean_lint:.2f}/{summary.mean_types:.2f}"
+def kinds_label(report: RunReport) -> str:
+    """The header of the per-group means: the run's defect groups, e.g. ``tests/lint/types``."""
+    return "/".join(report.defect_groups) or "kinds"
+
+
+def kinds_text(summary: ArmSummary, groups: tuple[str, ...]) -> str:
+    """Mean defects of the kept answers per group, in ``groups`` order: ``0.50/1.00/0.00``."""
+    means = summary.defects_by_group
+    return "/".join(f"{means.get(group, 0.0):.2f}" for group in groups) or "-"
 
 
 def verdict_sentence(summary: ArmSummary, target: float) -> str:

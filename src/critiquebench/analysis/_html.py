@@ -14,6 +14,7 @@ from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._format import (
     cost_note,
     halt_explanation,
+    kinds_label,
     kinds_text,
     meta_line,
     pct,
@@ -23,9 +24,11 @@ from critiquebench.analysis._format import (
     verdict_sentence,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
 
+_KINDS = "<kinds>"  # the run's defect groups, e.g. "tests/lint/types kept"
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",
-            "tests/lint/types kept", "reduction vs A", "pass", "p50/p90 s", "tokens in/out",
+            _KINDS, "reduction vs A", "pass", "p50/p90 s", "tokens in/out",
             "calls", "cost/unit",
             "cost", "paid in this run", "escal.", "verif.err", "killed")  # fmt: skip
 
@@ -39,12 +42,12 @@ def _template() -> jinja2.Template:
     return environment.from_string(source.read_text(encoding="utf-8"))
 
 
-def _cells(a: ArmSummary) -> tuple[str, ...]:
+def _cells(a: ArmSummary, groups: tuple[str, ...]) -> tuple[str, ...]:
     ci = a.defects_ci
     bounds = None if ci is None or ci.low is None or ci.high is None else (ci.low, ci.high)
     interval = "" if bounds is None else f"{bounds[0]:.2f} to {bounds[1]:.2f}"
     return (a.arm, str(a.n), str(a.n_cases), f"{a.mean_defects_initial:.2f}",
-            f"{a.mean_defects:.2f}", interval, kinds_text(a), reduction_text(a),
+            f"{a.mean_defects:.2f}", interval, kinds_text(a, groups), reduction_text(a),
             pct(a.pass_rate),
             f"{a.p50_latency_s:.2f}/{a.p90_latency_s:.2f}",
             f"{a.mean_tokens_in:.0f}/{a.mean_tokens_out:.0f}", f"{a.mean_calls:.1f}",
@@ -151,8 +154,11 @@ def html_report(report: RunReport) -> str:
         headline=report.headline or "",
         target=pct(report.target),
         verdicts=verdicts,
-        headers=_HEADERS,
-        rows=[_cells(a) for a in report.arms],
+        headers=[f"{kinds_label(report)} kept" if h == _KINDS else h for h in _HEADERS],
+        rows=[_cells(a, report.defect_groups) for a in report.arms],
+        trigger_headers=TRIGGER_HEADERS,
+        trigger_rows=trigger_rows(report),
+        trigger_note=TRIGGER_NOTE,
         notes=[note for note in notes if note],
         details=_details(report),
         rounds=_arm_rounds(report),

@@ -7,6 +7,7 @@ terminal, Markdown, HTML, lessons, Prefect artifacts and the notebook render the
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from critiquebench.analysis._cost import (
     cost_per_defect_removed,
     cost_summary,
 )
-from critiquebench.analysis._report_rows import ByCase, Paired
+from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
 from critiquebench.analysis._report_types import (
     ArmSummary,
     FailedUnit,
@@ -41,6 +42,7 @@ from critiquebench.analysis._stats import (
     clustered_mcnemar,
     decide_acceptance,
 )
+from critiquebench.analysis._trigger_metrics import trigger_metrics
 from critiquebench.loop import describe_arms
 from critiquebench.project import DEFAULT_TARGET
 
@@ -96,10 +98,12 @@ def build_report(
         halts.setdefault(arm, {})[reason] = int(units)
     failed = parts.failed_units(rows(sql.FAILED))
     total = cost_summary([call for arm_calls in costs.values() for call in arm_calls])
+    groups = parts.group_means(rows(sql.DEFECT_GROUPS))
+    arms = _arms(connection, params, costs, statistics, halts, failed, _descriptions(rows))
     return RunReport(
         run_id=run_id,
         target=target,
-        arms=_arms(connection, params, costs, statistics, halts, failed, _descriptions(rows)),
+        arms=tuple(_with_groups(arm, groups) for arm in arms),
         curves=parts.curves(rows(sql.ROUNDS)),
         meta=parts.meta(rows(sql.META)),
         cost=RunCost(
@@ -117,6 +121,16 @@ def build_report(
         failed_units=failed,
         failure_kinds=parts.failure_kinds(rows(sql.FAILURE_KINDS)),
         regressions=parts.regressions(rows(sql.REGRESSIONS)),
+        defect_groups=groups.groups,
+        triggers=trigger_metrics(rows(sql.TRIGGERS)),
+    )
+
+
+def _with_groups(arm: ArmSummary, groups: GroupMeans) -> ArmSummary:
+    return dataclasses.replace(
+        arm,
+        defects_by_group=groups.kept.get(arm.arm, {}),
+        defects_initial_by_group=groups.initial.get(arm.arm, {}),
     )
 
 
@@ -199,9 +213,6 @@ def _arms(
                 n_cases=int(row["n_cases"]),
                 mean_defects_initial=float(row["mean_defects_initial"]),
                 mean_defects=float(row["mean_defects"]),
-                mean_test_defects=float(row["mean_test_defects"]),
-                mean_lint=float(row["mean_lint"]),
-                mean_types=float(row["mean_types"]),
                 defects_ci=stats.defects_ci,
                 pass_rate=float(row["pass_rate"]),
                 p50_latency_s=float(row["p50_latency_s"]),

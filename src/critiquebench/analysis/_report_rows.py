@@ -14,6 +14,7 @@ from critiquebench.analysis._report_types import (
     Regression,
     RunMeta,
 )
+from critiquebench.judges import DEFECT_GROUPS
 from critiquebench.pipeline import Unit
 
 Rows = list[tuple[Any, ...]]
@@ -139,4 +140,31 @@ def regressions(rows: Rows) -> tuple[Regression, ...]:
             defects=int(defects),
         )
         for case_id, arm, rep, iteration, previous, defects in rows
+    )
+
+
+@dataclass(frozen=True)
+class GroupMeans:
+    """Per arm, mean defects of each defect group present in the run, in display order."""
+
+    groups: tuple[str, ...]
+    initial: dict[str, dict[str, float]]
+    kept: dict[str, dict[str, float]]
+
+
+def group_means(rows: Rows) -> GroupMeans:
+    """``(arm, group, mean first draft, mean kept)`` rows, groups in ``DEFECT_GROUPS``
+    order (a group a package's judge invents comes after them, by name)."""
+    present = {group for _, group, _, _ in rows}
+    order = {group: index for index, group in enumerate(DEFECT_GROUPS)}
+    groups = tuple(sorted(present, key=lambda g: (order.get(g, len(order)), g)))
+    initial: dict[str, dict[str, float]] = {}
+    kept: dict[str, dict[str, float]] = {}
+    for arm, group, first, final in rows:
+        initial.setdefault(arm, {})[group] = float(first)
+        kept.setdefault(arm, {})[group] = float(final)
+    return GroupMeans(
+        groups=groups,
+        initial={arm: {g: means[g] for g in groups} for arm, means in initial.items()},
+        kept={arm: {g: means[g] for g in groups} for arm, means in kept.items()},
     )

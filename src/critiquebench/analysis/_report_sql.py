@@ -8,10 +8,13 @@ unit is excluded from every statistic, never scored as defects.
 Defects are the harness's measured defects: failed tests + lint + type findings
 (``defects_total_final``; runs before schema v3 measured tests only, so their
 ``defects_final`` stands in). The pass rate stays the tests' (``passed``: pass@1, as
-published results report it); test-only, lint and type means are shown beside.
+published results report it); the means per defect group (tests, lint, types,
+sql, ...; the view ``defects_by_kind``) are shown beside.
 """
 
 from __future__ import annotations
+
+from critiquebench.analysis._kind_views import DEFECTS_BY_KIND_VIEW, TRIGGER_DECISIONS_VIEW
 
 _VALID = """
 WITH valid AS (
@@ -43,9 +46,6 @@ SELECT
     count(DISTINCT case_id) AS n_cases,
     avg(measured_initial) AS mean_defects_initial,
     avg(measured_final) AS mean_defects,
-    avg(defects_final) AS mean_test_defects,
-    avg(coalesce(final_lint, 0)) AS mean_lint,
-    avg(coalesce(final_types, 0)) AS mean_types,
     avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS pass_rate,
     quantile_cont(latency_s, 0.5) AS p50_latency_s,
     quantile_cont(latency_s, 0.9) AS p90_latency_s,
@@ -62,6 +62,34 @@ SELECT
     sum(verifier_errors) AS verifier_errors,
     sum(findings_killed) AS findings_killed
 FROM valid GROUP BY arm ORDER BY arm
+"""
+)
+
+# Per arm, the mean defects of each group present in the run, over every valid unit
+# (a unit without a row for a group has none of it): first drafts and answers kept.
+# The views' queries are inlined, so the report needs only the four tables.
+DEFECT_GROUPS = (
+    _VALID
+    + f"""
+, defects_by_kind AS ({DEFECTS_BY_KIND_VIEW}), rows AS (
+    SELECT k.* FROM defects_by_kind k JOIN valid v USING (run_id, arm, case_id, rep)
+), groups AS (SELECT DISTINCT defect_group FROM rows)
+SELECT v.arm, g.defect_group, avg(coalesce(r.defects_initial, 0)),
+       avg(coalesce(r.defects_final, 0))
+FROM valid v CROSS JOIN groups g
+LEFT JOIN rows r ON r.arm = v.arm AND r.case_id = v.case_id AND r.rep = v.rep
+    AND r.defect_group = g.defect_group
+GROUP BY v.arm, g.defect_group ORDER BY v.arm, g.defect_group
+"""
+)
+
+TRIGGERS = (
+    _VALID
+    + f"""
+, trigger_decisions AS ({TRIGGER_DECISIONS_VIEW})
+SELECT t.skill, t.arm, t.expect, t.decision_initial, t.decision_final
+FROM trigger_decisions t JOIN valid v USING (run_id, arm, case_id, rep)
+ORDER BY t.skill, t.arm, t.case_id, t.rep
 """
 )
 

@@ -15,9 +15,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
+from critiquebench.analysis._trigger_metrics import TriggerMetrics
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
-REPORT_VERSION = 2  # 2: failure kinds count the answers kept; mean defects count lint and types
+# 2: failure kinds count the answers kept; mean defects count lint and types.
+# 3: per-group means (defects_by_group, defect_groups: tests, lint, types, sql, json,
+#    markdown, trigger) replace mean_test_defects/mean_lint/mean_types; trigger metrics.
+REPORT_VERSION = 3
 
 
 class ReportFormatError(ValueError):
@@ -78,13 +82,12 @@ class ArmSummary:
     verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
     calls: int = 0
-    mean_test_defects: float = 0.0
-    """Mean test defects of the answers kept (failed checks; ``mean_defects`` adds lint
-    and types)."""
-    mean_lint: float = 0.0
-    """Mean lint (ruff) findings of the answers kept."""
-    mean_types: float = 0.0
-    """Mean type (mypy) errors of the answers kept."""
+    defects_by_group: dict[str, float] = field(default_factory=dict)
+    """Mean defects of the answers kept per defect group present in the run (tests,
+    lint, types, sql, json, markdown, trigger; ``RunReport.defect_groups``); they add
+    up to ``mean_defects``."""
+    defects_initial_by_group: dict[str, float] = field(default_factory=dict)
+    """The same of the first drafts; they add up to ``mean_defects_initial``."""
     cached_calls: int = 0
     cost_run: float = 0.0
     cost_experiment: float = 0.0
@@ -212,6 +215,12 @@ class RunReport:
     failed_units: tuple[FailedUnit, ...] = ()
     failure_kinds: tuple[FailureKindCount, ...] = ()
     regressions: tuple[Regression, ...] = ()
+    defect_groups: tuple[str, ...] = ()
+    """The defect groups the run's judges report (or found defects in), in display
+    order: the keys of each arm's ``defects_by_group``."""
+    triggers: tuple[TriggerMetrics, ...] = ()
+    """Per skill description and arm, the trigger judge's precision, recall and
+    false-trigger rates (empty without trigger cases)."""
     version: int = REPORT_VERSION
 
     @property

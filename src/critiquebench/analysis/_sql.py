@@ -30,7 +30,8 @@ def query_table(
     output: Path, query: str, *, max_rows: int = 100, runs: Sequence[str] | None = None
 ) -> tuple[Table, str]:
     """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` (and the
-    view ``findings``) of ``output``: of the runs named in ``runs`` only, or of every run there.
+    views ``findings``, ``defects_by_kind``, ``trigger_decisions``) of ``output``: of the runs
+    named in ``runs`` only, or of every run there.
 
     Returns the first ``max_rows`` rows as a rich table whose cells and headers are
     literal text (a value like ``x[0]`` is not rich markup), and a line saying how

@@ -13,6 +13,7 @@ from critiquebench.analysis._format import (
     cost_note,
     defects_text,
     halt_explanation,
+    kinds_label,
     kinds_text,
     meta_line,
     pct,
@@ -21,13 +22,17 @@ from critiquebench.analysis._format import (
     usd,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._trigger_table import trigger_markdown, trigger_table
 
+# The per-group means' header is the run's groups (e.g. "tests/lint/types" or "sql"):
+# this placeholder stands for it until a report is known.
+_KINDS = "<kinds>"
 _HEADERS = (
     "arm",
     "n",
     "defects@0",
     "defects [95% CI]",
-    "tests/lint/types",
+    _KINDS,
     "reduction [95% CI]",
     "pass",
     "p50/p90 s",
@@ -44,7 +49,7 @@ _HEADERS = (
 # its loops ended.
 _OUTCOME = ("arm", "n", "defects@0", "defects [95% CI]", "reduction [95% CI]", "pass")
 _COST = ("arm", "p50/p90 s", "tok in", "tok out", "calls", "cost $")
-_EVENTS = ("arm", "tests/lint/types", "escal.", "verif.err", "killed")
+_EVENTS = ("arm", _KINDS, "escal.", "verif.err", "killed")
 _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
     (_HEADERS,),
     (_OUTCOME, (*_COST, *_EVENTS[1:])),
@@ -52,13 +57,18 @@ _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
 )
 
 
-def _cells(summary: ArmSummary) -> list[str]:
+def headers(report: RunReport) -> tuple[str, ...]:
+    """The per-arm table's headers for ``report`` (its defect groups named)."""
+    return tuple(kinds_label(report) if header == _KINDS else header for header in _HEADERS)
+
+
+def _cells(summary: ArmSummary, groups: tuple[str, ...]) -> list[str]:
     return [
         summary.arm,
         str(summary.n),
         f"{summary.mean_defects_initial:.2f}",
         defects_text(summary),
-        kinds_text(summary),
+        kinds_text(summary, groups),
         reduction_text(summary),
         pct(summary.pass_rate),
         f"{summary.p50_latency_s:.1f}/{summary.p90_latency_s:.1f}",
@@ -107,11 +117,13 @@ class SummaryTable:
 
         Stacked tables can be narrow, so their caption is printed under them instead.
         """
-        cells = [_cells(s) for s in self.report.arms]
+        cells = [_cells(s, self.report.defect_groups) for s in self.report.arms]
+        named = dict(zip(_HEADERS, headers(self.report), strict=True))
         tables = []
-        for headers in groups:
-            index = [_HEADERS.index(header) for header in headers]
-            tables.append(_table(headers, [[row[i] for i in index] for row in cells]))
+        for group in groups:
+            index = [_HEADERS.index(header) for header in group]
+            rows = [[row[i] for i in index] for row in cells]
+            tables.append(_table(tuple(named[header] for header in group), rows))
         tables[0].title = f"critiquebench run {self.report.run_id}"
         if len(tables) == 1:
             tables[0].caption = _caption(self.report)
@@ -132,10 +144,14 @@ class SummaryTable:
         yield from tables  # the narrowest layout when none fits: values fold, never "…"
         if len(tables) > 1:
             yield Text(_caption(self.report))
+        triggers = trigger_table(self.report)
+        if triggers is not None:
+            yield triggers
 
 
 def summary_table(report: RunReport) -> SummaryTable:
-    """A per-arm table (a narrow layout on narrow terminals); halts and cost in the caption."""
+    """A per-arm table (a narrow layout on narrow terminals); halts and cost in the caption;
+    then, for a run with trigger cases, the trigger metrics per skill and arm."""
     return SummaryTable(report)
 
 
@@ -192,9 +208,9 @@ def verdict_lines(report: RunReport) -> list[str]:
 def report_markdown(report: RunReport) -> str:
     """The run's settings, the per-arm table, the cost and the verdict as Markdown."""
     rows = [
-        "| " + " | ".join(_HEADERS) + " |",
+        "| " + " | ".join(headers(report)) + " |",
         "|" + "---|" * len(_HEADERS),
-        *("| " + " | ".join(_cells(s)) + " |" for s in report.arms),
+        *("| " + " | ".join(_cells(s, report.defect_groups)) + " |" for s in report.arms),
     ]
     meta = meta_line(report)
     verdict = "\n".join(f"- {line.strip()}" for line in verdict_lines(report))
@@ -203,6 +219,7 @@ def report_markdown(report: RunReport) -> str:
         + (f"{meta}\n\n" if meta else "")
         + "\n".join(rows)
         + "\n\n"
+        + trigger_markdown(report)
         + (f"{cost_note(report)}\n\n" if report.cost else "")
         + verdict
         + "\n"
@@ -210,12 +227,14 @@ def report_markdown(report: RunReport) -> str:
 
 
 def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
-    """One row per arm for the Prefect table artifact."""
+    """One row per arm for the Prefect table artifact (a column per defect group)."""
     return [
         {
             "arm": s.arm,
             "n": s.n,
             "mean_defects": round(s.mean_defects, 3),
+            # one column per defect group of the run, e.g. defects_tests, defects_sql
+            **{f"defects_{group}": round(mean, 3) for group, mean in s.defects_by_group.items()},
             "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
             "verdict": s.verdict or "",
             "pass_rate": round(s.pass_rate, 3),

@@ -17,6 +17,7 @@ from typing import Literal
 import duckdb
 import pyarrow as pa
 
+from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
 from critiquebench.pipeline import TABLES, arrow_schema
 
 Kind = Literal["VIEW", "TABLE"]
@@ -106,7 +107,9 @@ def define_tables(
     tables: Sequence[str] = tuple(TABLES),
 ) -> None:
     """Create ``tables`` over ``files`` as views, or as tables copied in one scan, and
-    the view ``findings`` (one row per lint or type finding) over ``attempts``.
+    the view ``findings`` (one row per lint or type finding) over ``attempts``, and
+    ``defects_by_kind`` and ``trigger_decisions`` over ``cases`` and ``attempts``
+    (see ``analysis/_kind_views.py``).
 
     A table with no files gets the right columns and no rows, so queries never fail
     just because nothing has been written. An existing view or table of the same
@@ -129,6 +132,9 @@ def define_tables(
             connection.unregister(f"_{table}_empty")
     if "attempts" in tables:
         connection.execute(f"CREATE OR REPLACE VIEW findings AS {FINDINGS_VIEW}")
+    if "attempts" in tables and "cases" in tables:
+        for name, query in KIND_VIEWS.items():
+            connection.execute(f"CREATE OR REPLACE VIEW {name} AS {query}")
 
 
 def connect(
@@ -211,4 +217,7 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
     if files["attempts"]:
         # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
         lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
+    if files["attempts"] and files["cases"]:
+        for name, query in KIND_VIEWS.items():
+            lines.append(f"CREATE VIEW {name} AS {' '.join(query.split())};")
     return "\n".join(lines)

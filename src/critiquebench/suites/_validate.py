@@ -5,8 +5,9 @@ and the case id:
 
 - ``format`` (error): a line that cannot be used; every bad line is reported.
 - ``reference`` (error): a ``reference_solution`` that fails its own checks when
-  run through the judge, with each failing check's expected and actual values.
-- ``feedback`` (warning): a case whose feedback checks cannot fail for any
+  run through its case's judge (the one the line names: python, sql, json, ...),
+  with each failing check's expected and actual values.
+- ``feedback`` (warning): a Python case whose feedback checks cannot fail for any
   candidate, so a loop shown only feedback stops on a wrong draft. Warnings do
   not make a suite invalid unless the caller asks for strictness.
 """
@@ -127,9 +128,11 @@ Located = Sequence[tuple[str, Case]]
 
 
 def uninformative_feedback(located: Located) -> list[SuiteProblem]:
-    """A warning for every case whose feedback checks cannot fail for any candidate."""
+    """A warning for every Python case whose feedback checks cannot fail for any candidate."""
     problems = []
     for where, case in located:
+        if case.judge != "python":  # the test reads Python checks; other judges' are data
+            continue
         reasons = feedback_cannot_fail(case)
         if reasons:
             message = (
@@ -141,7 +144,22 @@ def uninformative_feedback(located: Located) -> list[SuiteProblem]:
     return problems
 
 
-def _describe_failure(failure: Failure, jsonl_fields: bool) -> str:
+def _describe_artifact_failure(failure: Failure) -> str:
+    """A defect of a judge other than Python: its kind and sort, where, and which check."""
+    text = f"[{failure.kind} {failure.code}]" if failure.code else f"[{failure.kind}]"
+    if failure.file:
+        text += f" at {failure.file}"
+    if failure.source:
+        check = f"{failure.origin} check" if failure.origin else "check"
+        text += f" {check} `{failure.source}`"
+    if failure.expected is not None or failure.actual is not None:
+        return text + f" expected {failure.expected}, actual {failure.actual}"
+    return text + (f" {failure.message}" if failure.message else "")
+
+
+def _describe_failure(failure: Failure, case: Case, jsonl_fields: bool) -> str:
+    if case.judge != "python":
+        return _describe_artifact_failure(failure)
     if not failure.line:
         where = f"[{failure.kind}]"
     elif jsonl_fields and failure.origin:
@@ -165,7 +183,7 @@ def _reference_problem(
         return SuiteProblem("reference", where, message, case.id)
     if result.passed:
         return None
-    shown = [_describe_failure(f, jsonl_fields) for f in result.failures[:_SHOWN_FAILURES]]
+    shown = [_describe_failure(f, case, jsonl_fields) for f in result.failures[:_SHOWN_FAILURES]]
     hidden = len(result.failures) - len(shown)
     if hidden:
         shown.append(f"... and {hidden} more")
@@ -182,8 +200,10 @@ def failing_references(
 ) -> tuple[list[SuiteProblem], int]:
     """Run every reference solution through ``judge``; an error per failing one.
 
-    Returns the problems and how many references were checked. The judge runs
-    each answer out of process, so threads overlap the waiting. ``jsonl_fields``
+    Returns the problems and how many references were checked. ``judge`` is called
+    with each case (a :class:`~critiquebench.judges.JudgeSet` picks the judge the case
+    names). The Python judge runs each answer out of process, so threads overlap the
+    waiting. ``jsonl_fields``
     names failing checks by their JSONL field (``heldout_tests[2]``) rather than line.
     """
     with_reference = [(where, case) for where, case in located if case.reference_solution]
@@ -235,7 +255,9 @@ def validate_suite(
 
     Args:
         name_or_path: ``basic``, ``humaneval`` or a path to a ``.jsonl`` file.
-        judge: judges reference solutions; defaults to :class:`PythonJudge`.
+        judge: judges reference solutions; defaults to a
+            :class:`~critiquebench.judges.JudgeSet`, so each case is judged by the
+            judge it names (python, sql, json, markdown, trigger or a registered one).
         check_references: run every ``reference_solution`` through the judge
             (about 50 ms per case); False skips it.
         workers: reference solutions judged at once.
@@ -245,21 +267,26 @@ def validate_suite(
         HumanEvalUnavailableError: ``humaneval`` asked for without its package.
     """
     # Imported here: the judges package imports this one.
-    from critiquebench.judges import plan_checks
+    from critiquebench.judges import JudgeSet, plan_checks
 
     located, problems, jsonl = _locate(name_or_path)
     problems += uninformative_feedback(located)
-    plans = [plan for _, case in located for plan in plan_checks(case.checks, case.entry_point)]
+    plans = [
+        plan
+        for _, case in located
+        if case.judge == "python"  # where a check runs is a question of the Python judge
+        for plan in plan_checks(case.checks, case.entry_point)
+    ]
     checked: int | None = None
     started = time.perf_counter()
     if check_references and located:
-        if judge is None:
-            from critiquebench.judges import PythonJudge
-
-            judge = PythonJudge()
-        reference_problems, checked = failing_references(
-            located, judge, workers=workers, jsonl_fields=jsonl
-        )
+        owned = JudgeSet()  # created lazily, closed here (the Python judge's warm worker)
+        try:
+            reference_problems, checked = failing_references(
+                located, judge or owned, workers=workers, jsonl_fields=jsonl
+            )
+        finally:
+            owned.close()
         problems += reference_problems
     return SuiteValidation(
         suite=name_or_path,

@@ -14,11 +14,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
 from critiquebench.pipeline import TABLES, ResultStore, Unit, UnitRows
 
 STARTED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 FINISHED = dt.datetime(2026, 1, 2, 3, 9, 5, tzinfo=dt.UTC)
 MODEL = "fake:priced"
+KINDS = frozenset(FAILURE_KINDS)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ class FakeUnit:
     latency_s: float = 1.0
     kinds: tuple[str, ...] = ("assertion",)
     halt: str | None = None  # default: single_pass for A, passed when clean, else budget
+    judge: str = "python"
+    judge_data: dict[str, Any] | None = None
+    artifacts: tuple[str, ...] = ()
+    """Each attempt's artifact (default: empty)."""
+    kind_counts: tuple[dict[str, int], ...] = ()
+    """Each attempt's defects by kind (default: ``defects`` of the kinds in ``kinds``);
+    their sum must be the attempt's ``defects``."""
 
     @property
     def kept(self) -> int:
@@ -78,9 +87,31 @@ def _row(table: str, values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _by_kind(unit: FakeUnit, iteration: int) -> dict[str, Any]:
+    """The per-kind columns of one attempt, when the test gives its kinds' counts."""
+    if not unit.kind_counts:
+        return {}
+    counts = unit.kind_counts[iteration]
+    assert sum(counts.values()) == unit.defects[iteration], (unit.case_id, counts)
+    failing = {kind: n for kind, n in counts.items() if kind not in STATIC_KINDS}
+    return {
+        "defects": sum(failing.values()),
+        "defects_total": unit.defects[iteration],
+        **{f"defects_{kind}": n for kind, n in counts.items()},
+        "failures": json.dumps([{"kind": kind} for kind, n in failing.items() for _ in range(n)]),
+    }
+
+
+def _final_kinds(attempt: dict[str, Any]) -> dict[str, Any]:
+    """``cases.final_<kind>`` from the kept attempt's ``defects_<kind>``."""
+    kinds = {key.removeprefix("defects_"): n for key, n in attempt.items()}
+    return {f"final_{kind}": n for kind, n in kinds.items() if kind in KINDS}
+
+
 def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
     identity = {"run_id": run_id, "case_id": unit.case_id, "arm": unit.arm, "rep": unit.rep}
     visible = unit.visible or unit.defects
+    artifacts = unit.artifacts or ("",) * len(unit.defects)
     attempts = [
         _row(
             "attempts",
@@ -90,6 +121,8 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
                 "defects": d,
                 "defects_feedback": visible[i],
                 "failures": json.dumps([{"kind": kind} for kind in unit.kinds for _ in range(d)]),
+                "artifact": artifacts[i],
+                **_by_kind(unit, i),
             },
         )
         for i, d in enumerate(unit.defects)
@@ -113,6 +146,7 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
         for index, call in enumerate(unit.calls)
     ]
     final = unit.defects[unit.kept]
+    first, kept = _by_kind(unit, 0), _by_kind(unit, unit.kept)
     single = unit.arm == "A"
     halt = unit.halt or (
         "single_pass" if single else ("passed" if final == 0 else "budget_exhausted")
@@ -123,10 +157,16 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
         {
             **identity,
             "suite": "synthetic",
+            "judge": unit.judge,
+            "judge_data": json.dumps(unit.judge_data or {}, sort_keys=True),
             "model": MODEL,
-            "defects_initial": unit.defects[0],
-            "defects_final": final,
-            "passed": final == 0,
+            "defects_initial": first.get("defects", unit.defects[0]),
+            "defects_final": kept.get("defects", final),
+            "defects_total_initial": first.get("defects_total"),
+            "defects_total_final": kept.get("defects_total"),
+            **_final_kinds(kept),
+            "final_artifact": artifacts[unit.kept],
+            "passed": kept.get("defects", final) == 0,
             "loops": len(unit.defects) - 1,
             "attempts": len(unit.defects),
             "final_iteration": unit.kept,

@@ -61,7 +61,22 @@ def test_per_kind_defects_reach_tables_views_and_reports(tmp_path: Path) -> None
 
     report = build_report(db, "kinds", resamples=200)
     a, b = report.arms
-    assert (a.mean_defects, a.mean_test_defects, a.mean_lint, a.mean_types) == (2, 0, 1, 1)
+    assert report.defect_groups == ("tests", "lint", "types")
+    assert a.mean_defects == 2 and a.defects_by_group == {"tests": 0, "lint": 1, "types": 1}
+    assert b.defects_initial_by_group == {"tests": 0, "lint": 1, "types": 1}
+    assert b.defects_by_group == {"tests": 0, "lint": 0, "types": 0}
+    by_kind = db.execute(
+        "SELECT arm, judge, defect_group, defects_initial, defects_final FROM defects_by_kind "
+        "ORDER BY arm, defect_group"
+    ).fetchall()
+    assert by_kind == [
+        ("A", "python", "lint", 1, 1),
+        ("A", "python", "tests", 0, 0),
+        ("A", "python", "types", 1, 1),
+        ("B", "python", "lint", 1, 0),
+        ("B", "python", "tests", 0, 0),
+        ("B", "python", "types", 1, 0),
+    ]
     assert (b.mean_defects_initial, b.mean_defects) == (2, 0)
     assert a.pass_rate == b.pass_rate == 1.0  # the pass rate stays the tests'
     assert b.reduction is not None and b.reduction.estimate == pytest.approx(1.0)

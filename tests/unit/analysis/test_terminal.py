@@ -23,7 +23,7 @@ from critiquebench.analysis import (
     summary_table,
     verdict_lines,
 )
-from critiquebench.analysis._terminal import _HEADERS, _cells
+from critiquebench.analysis._terminal import _cells, headers
 from tests.unit.analysis.synthetic_run import write_run
 from tests.unit.analysis.test_report import PRICES, units
 
@@ -44,10 +44,12 @@ def _text(table: Table) -> str:
 
 
 def test_every_cell_has_a_header() -> None:
-    assert len(_cells(_summary("B"))) == len(_HEADERS)
-    table = summary_table(RunReport(run_id="r", target=0.8, arms=(_summary("A"), _summary("B")),
-                                    curves={}))  # fmt: skip
-    assert [column.header for column in table.columns] == list(_HEADERS)
+    report = RunReport(run_id="r", target=0.8, arms=(_summary("A"), _summary("B")), curves={},
+                       defect_groups=("sql",))  # fmt: skip
+    assert len(_cells(_summary("B"), ("sql",))) == len(headers(report))
+    table = summary_table(report)
+    assert [column.header for column in table.columns] == list(headers(report))
+    assert "sql" in headers(report) and "tests/lint/types" not in headers(report)
 
 
 def test_markdown_table_rows_match_the_header() -> None:
@@ -126,11 +128,11 @@ def test_the_table_fits_the_terminal_without_cutting_a_value(
     assert "…" not in text
     assert max(len(line.rstrip()) for line in text.splitlines()) <= width
     lines = text.splitlines()
-    for header in _HEADERS:
+    for header in headers(report):
         assert any(f" {header} " in line for line in lines), (header, text)
     for arm in report.arms:
         row = [line for line in lines if line.startswith(f"│ {arm.arm} ")]
-        for value in _cells(arm)[1:]:
+        for value in _cells(arm, report.defect_groups)[1:]:
             assert any(f" {value} " in line for line in row), (value, text)  # whole, one line
     assert "Paid in this run" in " ".join(text.split())
 
@@ -140,7 +142,7 @@ def test_a_wide_terminal_gets_one_table(tmp_path: Path) -> None:
     report = build_report(connect(tmp_path), "known", prices=PRICES, resamples=200)
     text = _render(summary_table(report), 200)
     header = next(line for line in text.splitlines() if "defects@0" in line)
-    assert all(name in header for name in _HEADERS)
+    assert all(name in header for name in headers(report))
     assert sum(1 for line in text.splitlines() if line.startswith("┏")) == 1
 
 
