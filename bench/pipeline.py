@@ -14,7 +14,8 @@ wall s = process start to exit. overhead share = (wall - (judge + model) / N) / 
 with judge and model time summed from the run's own `cases` rows. Fixed-cost phases
 of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
-CLI returned, exited). Peak RSS is the run's process (not the Prefect server).
+CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
+flow's data-quality check runs in a child process, whose peak is printed apart.
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
@@ -53,6 +54,8 @@ class Measured:
     model_s: float
     peak_rss_mib: float
     phases: dict[str, float]
+    child_peak_rss_mib: float | None = None
+    """The quality check's child process (flow only)."""
 
     @property
     def overhead_share(self) -> float:
@@ -89,8 +92,19 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
     from critiquebench.cli import app
+    from critiquebench.quality._isolated import PendingCheck
+    from critiquebench.quality._report import QualityReport
+    from critiquebench.warm_child import ChildResult
 
     imported = time.time()
+    checked: list[ChildResult[QualityReport]] = []
+    result = PendingCheck.result
+
+    def recorded(self: PendingCheck, timeout_s: float | None = None) -> ChildResult[QualityReport]:
+        checked.append(result(self, timeout_s))
+        return checked[-1]
+
+    PendingCheck.result = recorded  # type: ignore[method-assign]  # the child's peak RSS
     settings = _settings(args)
     argv = ["run", "--suite", "humaneval", "--arms", "A,B", "--reps", str(args.reps)]
     argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
@@ -101,7 +115,7 @@ def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
         if exc.code:
             raise
-    return {"imported": imported}
+    return {"imported": imported, "child_peak_rss_mib": checked[0].peak_rss_mib}
 
 
 def child_library(args: argparse.Namespace) -> dict[str, Any]:
@@ -176,6 +190,7 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
         cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
         judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
         model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
+        child_peak_rss_mib=times.get("child_peak_rss_mib"),
     )  # fmt: skip
 
 
@@ -204,6 +219,8 @@ def print_table(results: list[Measured]) -> None:
         if r.path == "flow":
             cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in r.phases.items())
             print(f"fixed costs, flow at {r.concurrency}: {cells} s")
+            print(f"peak RSS, flow at {r.concurrency}: run process {r.peak_rss_mib:.0f} MiB, "
+                  f"quality-check child {r.child_peak_rss_mib or 0:.0f} MiB")  # fmt: skip
 
 
 def main() -> None:
