@@ -15,7 +15,7 @@ with judge and model time summed from the run's own `cases` rows. Fixed-cost pha
 of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
-flow's data-quality check runs in a child process, whose peak is printed apart.
+flow's data-quality check and reports run in child processes, whose peaks are printed apart.
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
@@ -54,8 +54,8 @@ class Measured:
     model_s: float
     peak_rss_mib: float
     phases: dict[str, float]
-    child_peak_rss_mib: float | None = None
-    """The quality check's child process (flow only)."""
+    children_peak_rss_mib: dict[str, float] | None = None
+    """The flow's child processes: the quality check's and the reports'."""
 
     @property
     def overhead_share(self) -> float:
@@ -92,19 +92,19 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
     from critiquebench.cli import app
-    from critiquebench.quality._isolated import PendingCheck
-    from critiquebench.quality._report import QualityReport
-    from critiquebench.warm_child import ChildResult
+    from critiquebench.warm_child import ChildResult, WarmChild
 
     imported = time.time()
-    checked: list[ChildResult[QualityReport]] = []
-    result = PendingCheck.result
+    children: dict[str, float] = {}
+    result = WarmChild.result
 
-    def recorded(self: PendingCheck, timeout_s: float | None = None) -> ChildResult[QualityReport]:
-        checked.append(result(self, timeout_s))
-        return checked[-1]
+    def recorded(self: WarmChild[Any], timeout_s: float | None = None) -> ChildResult[Any]:
+        done = result(self, timeout_s)  # the quality check's and the reports' child
+        name = "quality" if "great_expectations" in self.modules else "reports"
+        children[name] = done.peak_rss_mib
+        return done
 
-    PendingCheck.result = recorded  # type: ignore[method-assign]  # the child's peak RSS
+    WarmChild.result = recorded  # type: ignore[method-assign]
     settings = _settings(args)
     argv = ["run", "--suite", "humaneval", "--arms", "A,B", "--reps", str(args.reps)]
     argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
@@ -115,7 +115,7 @@ def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
         if exc.code:
             raise
-    return {"imported": imported, "child_peak_rss_mib": checked[0].peak_rss_mib}
+    return {"imported": imported, "children_peak_rss_mib": children}
 
 
 def child_library(args: argparse.Namespace) -> dict[str, Any]:
@@ -190,7 +190,7 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
         cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
         judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
         model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
-        child_peak_rss_mib=times.get("child_peak_rss_mib"),
+        children_peak_rss_mib=times.get("children_peak_rss_mib"),
     )  # fmt: skip
 
 
@@ -219,8 +219,10 @@ def print_table(results: list[Measured]) -> None:
         if r.path == "flow":
             cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in r.phases.items())
             print(f"fixed costs, flow at {r.concurrency}: {cells} s")
-            print(f"peak RSS, flow at {r.concurrency}: run process {r.peak_rss_mib:.0f} MiB, "
-                  f"quality-check child {r.child_peak_rss_mib or 0:.0f} MiB")  # fmt: skip
+            children = ", ".join(
+                f"{k} child {v:.0f}" for k, v in (r.children_peak_rss_mib or {}).items()
+            )
+            print(f"peak RSS MiB, flow at {r.concurrency}: run {r.peak_rss_mib:.0f}, {children}")
 
 
 def main() -> None:

@@ -48,6 +48,7 @@ class WarmChild(Generic[T]):
     """A child process that imports ``modules`` now and runs one call later."""
 
     def __init__(self, modules: Sequence[str]) -> None:
+        self.modules = tuple(modules)
         self._folder = tempfile.TemporaryDirectory(prefix="critiquebench-child-")
         self._path = Path(self._folder.name)
         self._started = time.monotonic()
