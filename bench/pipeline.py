@@ -110,11 +110,11 @@ def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
     argv += ["--output", str(args.output), "--run-id", "bench", "--no-cache"]
     argv += ["--limit", str(args.limit)] if args.limit else []
-    try:
-        app(argv, standalone_mode=False)
-    except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
-        if exc.code:
-            raise
+    # A failed run must not pass as a measurement: outside standalone mode Click returns
+    # typer.Exit's code instead of raising it.
+    code = app(argv, standalone_mode=False)
+    if code:
+        raise SystemExit(code)
     return {"imported": imported, "children_peak_rss_mib": children}
 
 
