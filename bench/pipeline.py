@@ -14,7 +14,8 @@ wall s = process start to exit. overhead share = (wall - (judge + model) / N) / 
 with judge and model time summed from the run's own `cases` rows. Fixed-cost phases
 of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
-CLI returned, exited). Peak RSS is the run's process (not the Prefect server).
+CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
+flow's data-quality check and reports run in child processes, whose peaks are printed apart.
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
@@ -53,6 +54,8 @@ class Measured:
     model_s: float
     peak_rss_mib: float
     phases: dict[str, float]
+    children_peak_rss_mib: dict[str, float] | None = None
+    """The flow's child processes: the quality check's and the reports'."""
 
     @property
     def overhead_share(self) -> float:
@@ -89,19 +92,30 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
     from critiquebench.cli import app
+    from critiquebench.warm_child import ChildResult, WarmChild
 
     imported = time.time()
+    children: dict[str, float] = {}
+    result = WarmChild.result
+
+    def recorded(self: WarmChild[Any], timeout_s: float | None = None) -> ChildResult[Any]:
+        done = result(self, timeout_s)  # the quality check's and the reports' child
+        name = "quality" if "great_expectations" in self.modules else "reports"
+        children[name] = done.peak_rss_mib
+        return done
+
+    WarmChild.result = recorded  # type: ignore[method-assign]
     settings = _settings(args)
     argv = ["run", "--suite", "humaneval", "--arms", "A,B", "--reps", str(args.reps)]
     argv += ["--model", settings["model"], "--max-concurrency", str(args.concurrency)]
     argv += ["--output", str(args.output), "--run-id", "bench", "--no-cache"]
     argv += ["--limit", str(args.limit)] if args.limit else []
-    try:
-        app(argv, standalone_mode=False)
-    except SystemExit as exc:  # typer.Exit: a failed run must not pass as a measurement
-        if exc.code:
-            raise
-    return {"imported": imported}
+    # A failed run must not pass as a measurement: outside standalone mode Click returns
+    # typer.Exit's code instead of raising it.
+    code = app(argv, standalone_mode=False)
+    if code:
+        raise SystemExit(code)
+    return {"imported": imported, "children_peak_rss_mib": children}
 
 
 def child_library(args: argparse.Namespace) -> dict[str, Any]:
@@ -176,6 +190,7 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
         cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
         judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
         model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
+        children_peak_rss_mib=times.get("children_peak_rss_mib"),
     )  # fmt: skip
 
 
@@ -204,6 +219,10 @@ def print_table(results: list[Measured]) -> None:
         if r.path == "flow":
             cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in r.phases.items())
             print(f"fixed costs, flow at {r.concurrency}: {cells} s")
+            children = ", ".join(
+                f"{k} child {v:.0f}" for k, v in (r.children_peak_rss_mib or {}).items()
+            )
+            print(f"peak RSS MiB, flow at {r.concurrency}: run {r.peak_rss_mib:.0f}, {children}")
 
 
 def main() -> None:

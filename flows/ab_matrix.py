@@ -19,7 +19,7 @@ from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
-from critiquebench.analysis import connect, reload_table
+from critiquebench.analysis import RunReport, connect
 from critiquebench.pipeline import (
     RunConfig,
     RunIncomplete,
@@ -29,9 +29,12 @@ from critiquebench.pipeline import (
     start_run,
     unit_batches,
 )
+from critiquebench.pipeline._report_child import REPORT_MODULES
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
+from critiquebench.quality._isolated import PendingCheck
 from critiquebench.suites import Case
+from critiquebench.warm_child import WarmChild
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
 from tasks.run_unit import BatchDone, run_units_task
@@ -145,12 +148,18 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
-    # One scan of this run's files serves the quality check and the report.
+    # The quality check (Great Expectations) and the reports (charts) run in child
+    # processes that import what they need while this one scans the run's files for
+    # the check; their memory goes away with them (see critiquebench.warm_child).
+    pending = PendingCheck(config.run_id)
+    reporter: WarmChild[RunReport] = WarmChild(REPORT_MODULES)
     tables = connect(config.output, [config.run_id], snapshot=True)
-    quality = check_quality_task(config.output, config.run_id, key, tables)
+    quality = check_quality_task(pending, tables, key)
+    tables.close()
     end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
-    reload_table(tables, config.output, [config.run_id], "runs")  # the row just written
-    write_reports_task(config.output, config.run_id, config.prices, config.target, key, tables)
+    write_reports_task(
+        config.output, config.run_id, config.prices, config.target, key, child=reporter
+    )
     if not quality.passed:
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":

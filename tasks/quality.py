@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from critiquebench.quality import QualityReport, check_run
+from critiquebench.quality import QualityReport
+from critiquebench.quality._isolated import PendingCheck
 
 
 @task(name="check-quality", cache_policy=NO_CACHE, persist_result=False)
 def check_quality_task(
-    output: Path, run_id: str, artifact_key: str, tables: duckdb.DuckDBPyConnection | None = None
+    pending: PendingCheck, tables: duckdb.DuckDBPyConnection, artifact_key: str
 ) -> QualityReport:
-    """Validate every table of the run (read-only) and publish the outcome as an artifact.
-
-    ``tables``: the run's tables already read (shared with the report), else read here.
-    """
-    report = check_run(output, run_id, tables)
+    """Validate every table of the run in the child process ``pending`` (started early,
+    so Great Expectations is imported there while this process scans the files) from
+    ``tables``, the run's one scan (shared with the report); publish the outcome."""
+    pending.send(tables)
+    checked = pending.result()
+    get_run_logger().info(
+        "data-quality check: %d expectations in a child process (peak RSS %.0f MiB, %.1f s)",
+        len(checked.value.results), checked.peak_rss_mib, checked.seconds,
+    )  # fmt: skip
     create_markdown_artifact(
-        report.markdown(), key=f"quality-{artifact_key}", description="data-quality checks"
+        checked.value.markdown(), key=f"quality-{artifact_key}", description="data-quality checks"
     )
-    return report
+    return checked.value

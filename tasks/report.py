@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -16,6 +16,8 @@ from critiquebench.analysis import (
     report_markdown,
     write_reports,
 )
+from critiquebench.pipeline._report_child import report_of
+from critiquebench.warm_child import WarmChild
 
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
@@ -26,18 +28,32 @@ def write_reports_task(
     target: float,
     artifact_key: str,
     tables: duckdb.DuckDBPyConnection | None = None,
+    child: WarmChild[RunReport] | None = None,
 ) -> RunReport:
     """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
 
     The report is computed once; every output here renders that one report.
     ``tables``: the run's tables already read (shared with the quality check).
+    ``child``: a child process that imported the analysis ahead of time; the report
+    is then built there, from its own scan of the run's files, and the memory that
+    building and rendering it (charts) takes goes away with the child.
     """
     price_table = load_prices(prices)
-    report = write_reports(output, run_id, prices=price_table, target=target, tables=tables).report
+    if child is None:
+        report = write_reports(output, run_id, prices=price_table, target=target, tables=tables)
+        built = report.report
+    else:
+        child.call(report_of, output, run_id, price_table, target)
+        done = child.result()
+        get_run_logger().info(
+            "reports written in a child process (peak RSS %.0f MiB, %.1f s)",
+            done.peak_rss_mib, done.seconds,
+        )  # fmt: skip
+        built = done.value
     create_markdown_artifact(
-        report_markdown(report), key=f"report-{artifact_key}", description="critiquebench report"
+        report_markdown(built), key=f"report-{artifact_key}", description="critiquebench report"
     )
     create_table_artifact(
-        artifact_rows(report), key=f"arms-{artifact_key}", description="per-arm numbers"
+        artifact_rows(built), key=f"arms-{artifact_key}", description="per-arm numbers"
     )
-    return report
+    return built

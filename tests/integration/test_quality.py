@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -315,3 +317,49 @@ def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path)
     _unit_file(copy / RUN_ID, "cases").unlink()
     report = check_run(copy, RUN_ID)
     assert report.missing == 1 and not report.complete
+
+
+def test_the_check_in_a_child_process_gives_the_same_report(
+    clean_output: Path, tmp_path: Path
+) -> None:
+    from critiquebench.analysis import connect
+    from critiquebench.quality._isolated import check_isolated
+
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    for name in ("duplicate unit", "orphan call", "errored unit counted as passed"):
+        CORRUPTIONS[name][0](copy / RUN_ID)
+    checked = check_isolated(RUN_ID, connect(copy, [RUN_ID], snapshot=True))
+    report = check_run(copy, RUN_ID)
+    assert not report.passed and report.unfinished
+    assert checked.value == report  # every outcome, offending row and note alike
+    assert checked.peak_rss_mib > 0 and checked.seconds > 0
+
+
+def test_the_flows_process_never_imports_great_expectations_or_pandas(
+    clean_output: Path,
+) -> None:
+    # Their ~270 MiB stay in the check's child process, which exits after the check.
+    script = f"""
+import sys
+from pathlib import Path
+import flows.ab_matrix
+from critiquebench.analysis import connect
+from critiquebench.quality._isolated import check_isolated
+tables = connect(Path({str(clean_output)!r}), [{RUN_ID!r}], snapshot=True)
+checked = check_isolated({RUN_ID!r}, tables)
+heavy = sorted({{"great_expectations", "pandas"}} & set(sys.modules))
+print(checked.value.passed, heavy)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert done.stdout.split("\n")[-2] == "True []", done.stderr
+
+
+def test_a_child_that_dies_is_an_error_that_says_why(tmp_path: Path) -> None:
+    from critiquebench.quality._isolated import PendingCheck
+
+    pending = PendingCheck(RUN_ID)
+    with pytest.raises(RuntimeError, match="exited with code 0 and no result"):
+        pending.result()  # nothing was sent: the child reads end of input and stops

@@ -18,9 +18,11 @@ about the artifact:
 
 from __future__ import annotations
 
+import functools
+import sys
 import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat
@@ -80,10 +82,24 @@ def _builtin() -> dict[str, JudgeFactory]:
     }
 
 
+@functools.lru_cache(maxsize=4)
+def _registered(search_path: tuple[str, ...]) -> dict[str, EntryPoint]:
+    """The judges' entry points installed on ``search_path`` (``sys.path``), by name.
+
+    Reading them scans the metadata of every installed distribution (tens of ms);
+    the loop asks for a case's artifact format at every prompt and every reply, so
+    the scan is done once per search path, and again only when ``sys.path`` changes
+    (a package installed into a running process lands on a new path entry).
+    """
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(point.name, point)  # the first on the path wins, as before
+    return found
+
+
 def judge_names() -> list[str]:
     """Every registered judge name, sorted."""
-    names = {point.name for point in entry_points(group=ENTRY_POINT_GROUP)}
-    return sorted(names | set(_builtin()))
+    return sorted(set(_registered(tuple(sys.path))) | set(_builtin()))
 
 
 def judge_factory(name: str) -> JudgeFactory:
@@ -92,10 +108,10 @@ def judge_factory(name: str) -> JudgeFactory:
     Raises:
         UnknownJudgeError: no package registers ``name``.
     """
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name == name:
-            factory: JudgeFactory = point.load()
-            return factory
+    point = _registered(tuple(sys.path)).get(name)
+    if point is not None:
+        factory: JudgeFactory = point.load()
+        return factory
     builtin = _builtin().get(name)
     if builtin is None:
         raise UnknownJudgeError(name)

@@ -158,7 +158,8 @@ def start_run(config: RunConfig) -> RunPlan:
     other experiment settings are refused (``ConfigMismatchError``).
     """
     cases = preflight(config)
-    dependencies_for(config.provider_settings())  # fail here, before any unit, on a bad model spec
+    # Fails here, before any unit, on a bad model spec.
+    deps = dependencies_for(config.provider_settings())
     store = ResultStore(config.output)
     written = store.unit_errors(config.run_id)
     done = {key for key, error in written.items() if error is None}
@@ -172,7 +173,7 @@ def start_run(config: RunConfig) -> RunPlan:
         work=work,
         planned=len(matrix),
         skipped=len(matrix) - len(work),
-        sandbox=probe_sandbox(),
+        sandbox=_probe(deps),
         retried=sum(1 for _, unit in work if written.get(unit.key)),
         keys=frozenset(unit.key for _, unit in matrix),
     )
@@ -180,6 +181,13 @@ def start_run(config: RunConfig) -> RunPlan:
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
     store.write_run_row(config.run_id, plan.invocation, _run_row(plan, "running", 0, None))
     return plan
+
+
+def _probe(deps: LoopDependencies) -> str:
+    """The fences of the run's own Python judge, which the probe starts for the units:
+    a judge of its own would start (and leave behind) a second sandbox worker."""
+    judge = deps.judge.get(DEFAULT_JUDGE) if isinstance(deps.judge, JudgeSet) else None
+    return probe_sandbox(judge if isinstance(judge, PythonJudge) else None)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ import duckdb
 from rich.console import Console
 from rich.markdown import Markdown
 
-from critiquebench.quality._load import Frame, load_tables
 from critiquebench.quality._report import ExpectationOutcome, QualityReport
 
 if TYPE_CHECKING:
     from great_expectations.core import ExpectationValidationResult
+
+Frame = Any
+"""A pandas DataFrame (pandas ships no type information)."""
 
 SHOWN_ROWS = 5
 _FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SHOWN_ROWS}
@@ -100,27 +102,27 @@ def check_run(
     run_dir = output / run_id
     if not run_dir.is_dir():
         raise FileNotFoundError(f"no run {run_id!r} under {output}")
-    # Imported here: Great Expectations takes seconds to import, and only this needs it.
-    import great_expectations as gx
-
-    from critiquebench.quality._suites import ROW_KEYS, arms_of_run, build_suite, ephemeral_context
+    from critiquebench.quality._load import load_tables  # reads files: analysis's views
 
     frames, retry_limit = load_tables(output, run_id, tables)
+    return check_frames(run_id, frames, retry_limit)
+
+
+def check_frames(run_id: str, frames: dict[str, Frame], retry_limit: int | None) -> QualityReport:
+    """Validate a run's tables, as ``load_tables`` gives them, against their suites."""
+    # Imported here: Great Expectations takes seconds to import, and only this needs it.
+    from critiquebench.quality._suites import ROW_KEYS, arms_of_run, build_suite, ephemeral_context
+
     arms = arms_of_run(frames["runs"])
     parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
-    context = ephemeral_context()
-    source = context.data_sources.add_pandas("critiquebench")
+    source = ephemeral_context().data_sources.add_pandas("critiquebench")
     results: list[ExpectationOutcome] = []
     for table, frame in frames.items():
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
-        suite = context.suites.add(build_suite(table, arms))
-        definition = context.validation_definitions.add(
-            gx.ValidationDefinition(name=table, data=batch, suite=suite)
-        )
-        validation = definition.run(
-            batch_parameters={"dataframe": frame},
-            expectation_parameters=parameters,
-            result_format=_FORMAT,
+        # Validated straight on the batch: a validation definition would also store the
+        # suite, itself and its results in the context, which nothing here reads again.
+        validation = batch.get_batch(batch_parameters={"dataframe": frame}).validate(
+            build_suite(table, arms), expectation_parameters=parameters, result_format=_FORMAT
         )
         results += [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
     unfinished, missing = _unfinished(frames)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from critiquebench.analysis._views import connect
 from critiquebench.pipeline import TABLES
@@ -45,6 +46,14 @@ DERIVED_SQL = {
 """Each table of the run, plus the columns its suite needs from other tables."""
 
 
+def derived_tables(tables: duckdb.DuckDBPyConnection) -> tuple[dict[str, pa.Table], int | None]:
+    """Each table of a run's open tables with its derived columns (Arrow), and the run's
+    retry limit: all the quality check reads."""
+    derived = {table: tables.sql(DERIVED_SQL[table]).to_arrow_table() for table in TABLES}
+    row = tables.execute("SELECT max(retry_limit) FROM runs").fetchone()
+    return derived, None if row is None or row[0] is None else int(row[0])
+
+
 def load_tables(
     output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> tuple[dict[str, Frame], int | None]:
@@ -54,8 +63,6 @@ def load_tables(
     the flow shares one scan between this check and the report); without it only
     this run's files are read.
     """
-    db = tables or connect(output, [run_id], snapshot=True)
+    derived, retry_limit = derived_tables(tables or connect(output, [run_id], snapshot=True))
     # Through Arrow: DuckDB's own .df() trips a pandas 3 deprecation warning.
-    frames = {table: db.sql(DERIVED_SQL[table]).to_arrow_table().to_pandas() for table in TABLES}
-    row = db.execute("SELECT max(retry_limit) FROM runs").fetchone()
-    return frames, None if row is None or row[0] is None else int(row[0])
+    return {table: data.to_pandas() for table, data in derived.items()}, retry_limit

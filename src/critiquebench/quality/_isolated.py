@@ -1,0 +1,55 @@
+"""The data-quality check of a run in a short-lived child process.
+
+Great Expectations and pandas take ~270 MiB and seconds of CPU to import, and a
+process that imported them keeps that memory to its end. So a run's process starts
+this child (a ``WarmChild``) as its units finish; the child imports them while the
+parent scans the run's files for its report. The parent then hands over the check's
+tables from that one scan (Arrow), and the child validates them, returns the report
+and exits. Nothing in the child reads or writes the run's files.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from critiquebench.quality._report import QualityReport
+from critiquebench.warm_child import ChildResult, WarmChild
+
+_HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites")
+
+
+class PendingCheck:
+    """A check starting in a child process: ``send`` the tables, then wait for ``result``."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self._child: WarmChild[QualityReport] = WarmChild(_HEAVY)
+
+    def send(self, tables: duckdb.DuckDBPyConnection) -> None:
+        """Hand over the run's tables (``connect(..., snapshot=True)``); the check starts."""
+        from critiquebench.quality._load import derived_tables
+
+        derived, retry_limit = derived_tables(tables)
+        self._child.call(check_arrow, self.run_id, derived, retry_limit)
+
+    def result(self, timeout_s: float | None = None) -> ChildResult[QualityReport]:
+        """The child's report, and its cost (see ``WarmChild.result``)."""
+        return self._child.result(timeout_s)
+
+
+def check_isolated(run_id: str, tables: duckdb.DuckDBPyConnection) -> ChildResult[QualityReport]:
+    """``check_run`` of a run's open tables, in a child process (see the module doc)."""
+    pending = PendingCheck(run_id)
+    pending.send(tables)
+    return pending.result()
+
+
+def check_arrow(
+    run_id: str, derived: dict[str, pa.Table], retry_limit: int | None
+) -> QualityReport:
+    """``check_frames`` of the tables ``derived_tables`` gives (what the child runs)."""
+    from critiquebench.quality._check import check_frames
+
+    frames = {table: data.to_pandas() for table, data in derived.items()}
+    return check_frames(run_id, frames, retry_limit)

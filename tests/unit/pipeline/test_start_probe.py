@@ -1,0 +1,36 @@
+"""Starting a run probes the sandbox with the run's own judge, not a second one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from critiquebench.judges import PythonJudge, is_full_sandbox
+from critiquebench.pipeline import RunConfig, dependencies_for, start_run
+from tests.helpers import hollow_then_fixed_replay
+
+
+def test_start_run_probes_with_the_judge_the_units_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[PythonJudge] = []
+    init = PythonJudge.__init__
+
+    def counted(self: PythonJudge, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(PythonJudge, "__init__", counted)
+    replay = hollow_then_fixed_replay(tmp_path, limit=1)
+    config = RunConfig(
+        suite="basic", limit=1, model=f"replay:{replay}", output=tmp_path / "runs", run_id="p"
+    )
+    dependencies_for.cache_clear()
+    plan = start_run(config)
+    # One judge, started by the probe and then shared by the units of this process.
+    assert len(made) == 1
+    assert dependencies_for(config.provider_settings()).judge.get("python") is made[0]
+    assert is_full_sandbox(plan.sandbox) or plan.sandbox.startswith("FALLBACK")
+    dependencies_for.cache_clear()
