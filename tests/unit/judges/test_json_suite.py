@@ -163,3 +163,13 @@ def test_each_bundled_reference_is_clean_and_the_checks_are_split(case: Case) ->
     assert not (shown & held) - {None}
     wrong = JSON_FORMAT.extract(case, JSON_FORMAT.simulated_reply(case, False, 0))
     assert JsonJudge()(case, wrong).defects() > 0
+
+
+def test_the_documented_example_line_is_a_clean_case(tmp_path: Path) -> None:
+    docs = Path(__file__).parents[3] / "docs" / "suites.md"
+    section = docs.read_text().split("## json", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "example.jsonl"
+    path.write_text(json.dumps(json.loads(example)) + "\n")
+    (case,) = load_jsonl_suite(path)
+    assert JsonJudge()(case, case.reference_solution).checks_passed == len(case.checks) == 3
