@@ -49,7 +49,7 @@ MAX_ARTIFACT_CHARS = 200_000
 MAX_DEPTH = 40
 """Most arrays and objects nested in one another; deeper is a ``too_deep`` defect."""
 MAX_DEFECTS_PER_CHECK = 20
-"""Defects listed per check; a note counts the rest."""
+"""Defects listed per check (and duplicate keys listed); a note counts the rest."""
 
 _JUDGE_DATA_KEYS = frozenset({"schema"})
 
@@ -83,6 +83,14 @@ def _too_deep_at(document: Any) -> str | None:
     return None
 
 
+def _line_at(text: str, number: int) -> str:
+    """Line ``number`` (from 1) as json counts lines (at ``\\n`` only), for ``actual``;
+    a cut-off document's error is past its last line."""
+    lines = text.split("\n")
+    shown = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    return shown[:120] or "(the end of the document)"
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value (write a number or null)")
 
@@ -96,17 +104,21 @@ def parse_document(text: str) -> _Parsed:
     repeated: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in items]
-        repeated.extend(key for index, key in enumerate(keys) if key in keys[:index])
-        return dict(items)
+        found = dict(items)
+        if len(found) < len(items):  # a set, not pairwise: an object may have many keys
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    repeated.append(key)
+                seen.add(key)
+        return found
 
     try:
         document = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
-        shown = text.splitlines()[exc.lineno - 1] if text.strip() else "(empty)"
         fatal = _whole("invalid_json", f"not valid JSON: {exc.msg} at {where}", "valid JSON",
-                       shown.strip()[:120], line=exc.lineno)  # fmt: skip
+                       _line_at(text, exc.lineno), line=exc.lineno)  # fmt: skip
         return _Parsed(fatal=fatal)
     except RecursionError:
         message = f"the document nests deeper than {MAX_DEPTH} levels"
@@ -176,8 +188,11 @@ class JsonJudge:
             except SpecError as exc:
                 raise SpecError(f"check {check.source!r}: {exc}") from None
         parsed = parse_document(artifact)
-        failures: list[Failure] = list(parsed.duplicates)
+        failures: list[Failure] = list(parsed.duplicates[:MAX_DEFECTS_PER_CHECK])
         notes: list[str] = []
+        if len(parsed.duplicates) > MAX_DEFECTS_PER_CHECK:
+            more = len(parsed.duplicates) - MAX_DEFECTS_PER_CHECK
+            notes.append(f"{more} more duplicate key(s) not listed")
         passed = 0
         if parsed.fatal is not None:
             failures.append(parsed.fatal)

@@ -153,6 +153,17 @@ def test_an_unparseable_document_is_one_whole_artifact_defect_and_no_check_runs(
 
 
 @pytest.mark.parametrize(
+    ("text", "line", "actual"),
+    [('{\n  "name": "ci",\n', 3, "(the end of the document)"), ("", 1, "(the end of the document)"),
+     ('{"a": "x\u2028y",\n "b": }', 2, '"b": }'), ('{"a": 1,\r\n"b"}', 2, '"b"}')],
+)  # fmt: skip
+def test_invalid_json_names_the_line_it_stopped_at(text: str, line: int, actual: str) -> None:
+    # A reply cut off by the token limit ends mid-document: its error is past the last line.
+    failure = JsonJudge()(ALL, text).failures[0]
+    assert (failure.code, failure.line, failure.actual) == ("invalid_json", line, actual)
+
+
+@pytest.mark.parametrize(
     ("text", "words"),
     [("", "Expecting value"), ('{"a": NaN}', "NaN is not a JSON value"), ("[1,]", "line 1"),
      ("1" * 5000, "digits"), ("{'a': 1}", "double quotes")],
@@ -165,6 +176,32 @@ def test_what_is_not_json_is_invalid_json(text: str, words: str) -> None:
 def test_a_key_given_twice_is_a_defect_of_the_whole_document() -> None:
     found = _judge(_case(SCHEMA), '{"name": "a", "trigger": "push", "steps": [], "name": "b"}')
     assert found == [("duplicate_key", "", "")]
+
+
+def test_many_duplicate_keys_are_capped_and_noted() -> None:
+    text = "{" + ",".join(f'"k{n % 100}": {n}' for n in range(5000)) + "}"
+    result = JsonJudge()(_case(SCHEMA, schema={}), text)
+    assert [f.code for f in result.failures] == ["duplicate_key"] * MAX_DEFECTS_PER_CHECK
+    assert result.notes == (f"{4900 - MAX_DEFECTS_PER_CHECK} more duplicate key(s) not listed",)
+
+
+@pytest.mark.parametrize(
+    ("items", "unique"),
+    [([{"a": 1}, {"a": 1.0}], False), ([1, True], True), ([[1, 2], [2, 1]], True),
+     ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], False)],
+)  # fmt: skip
+def test_unique_items_keeps_json_schema_equality(items: list[Any], unique: bool) -> None:
+    case = _case(SCHEMA, schema={"uniqueItems": True})
+    assert (_judge(case, items) == []) is unique
+
+
+def test_unique_items_over_a_long_array_of_objects_is_fast() -> None:
+    # jsonschema compares objects pairwise: 12,000 of them would take minutes.
+    case = _case(SCHEMA, schema={"uniqueItems": True})
+    items = [{"id": n} for n in range(12_000)]
+    started = time.perf_counter()
+    assert _judge(case, [*items, {"id": 7}]) == [("uniqueItems", "", "schema")]
+    assert time.perf_counter() - started < 10
 
 
 def test_a_huge_document_is_refused_unread() -> None:
