@@ -21,16 +21,17 @@ JSON_SYSTEM = (
 
 
 def _bare_json(reply: str) -> str:
-    """The reply when it is JSON; else the first JSON value in it; else the reply."""
+    """The first JSON value in the reply (prose or a stray fence may follow it); else
+    the reply from its first ``{`` or ``[`` on; else the reply."""
     text = reply.strip()
     starts = [index for index in (text.find("{"), text.find("[")) if index >= 0]
-    if not starts or min(starts) == 0:
+    if not starts:
         return text
     start = min(starts)
     try:
         _, end = json.JSONDecoder().raw_decode(text, start)
     except (ValueError, RecursionError):
-        return text
+        return text[start:]
     return text[start:end]
 
 
@@ -70,17 +71,20 @@ class JsonFormat(ArtifactFormat):
     """One JSON document in a ```json block; bare JSON replies are read as well."""
 
     def extract(self, case: Case, reply: str) -> str:
-        """The first ```json block, else the first unlabelled block, else the reply
-        (or the first JSON value in it, when prose surrounds it)."""
-        accepted = {self.fence, *self.aliases}
-        labelled, unlabelled = [], []
-        for language, body in FENCED_BLOCK.findall(reply):
-            if language.lower() in accepted:
-                labelled.append(body)
-            elif not language:
-                unlabelled.append(body)
-        blocks = labelled or unlabelled
-        chosen = blocks[0] if blocks else _bare_json(reply)
+        """The first ```json (or unlabelled) block that holds an object or array, else
+        the first such block that is not blank, else the first JSON value in the reply.
+
+        Small models open blocks in other languages, forget the opening fence (so a
+        stray closing one looks like an empty block), and add prose after the
+        document; none of that should hide a document that is there.
+        """
+        accepted = {"", self.fence, *self.aliases}
+        blocks: list[str] = [
+            body.strip() for language, body in FENCED_BLOCK.findall(reply)
+            if language.lower() in accepted and body.strip()
+        ]  # fmt: skip
+        documents = [body for body in blocks if body.startswith(("{", "["))]
+        chosen = (documents or blocks or [_bare_json(reply)])[0]
         return chosen.strip("\n") + "\n"
 
     def simulated_reply(self, case: Case, correct: bool, attempt: int) -> str:

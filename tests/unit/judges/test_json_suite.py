@@ -45,7 +45,13 @@ def test_the_json_judge_declares_its_format() -> None:
         ("  [1, 2]  ", "[1, 2]"),
         ('Here is the config: {"a": {"b": [1]}} as asked.', '{"a": {"b": [1]}}'),
         ("I cannot do that.", "I cannot do that."),
-        ('Broken: {"a": 1', 'Broken: {"a": 1'),
+        ('Broken: {"a": 1', '{"a": 1'),
+        # No opening fence: the stray closing one must not make an empty block.
+        ('{"a": 1}\n```\n\n```python\nprint(1)\n```', '{"a": 1}'),
+        ('```\n```\n```json\n{"a": 1}\n```', '{"a": 1}'),
+        ("```\npip install x\n```\n```json\n[1]\n```", "[1]"),
+        ('```javascript\n{"a": 1}\n```', '{"a": 1}'),
+        ('```javascript\n{"a": ', '{"a":'),
     ],
 )
 def test_extract_takes_the_first_json_block_else_the_json_in_the_reply(
