@@ -122,7 +122,7 @@ def check_links(check: Check, doc: Document, data: JudgeData, speller: Speller) 
         what = "image" if link.image else "link"
         if path:
             resolved = normalise_path(path)
-            exists = resolved in data.files or any(
+            exists = resolved in (*data.files, ".") or any(
                 folder == resolved or folder.startswith(resolved + "/") for folder in folders
             )
             if not exists:
