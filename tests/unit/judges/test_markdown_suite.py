@@ -41,8 +41,14 @@ def test_the_document_is_read_whole_with_its_nested_blocks(reply: str) -> None:
     assert extract_document(reply) == DOC
 
 
-def test_an_unclosed_markdown_block_runs_to_the_end() -> None:
+def test_an_unclosed_markdown_or_bare_block_runs_to_the_end() -> None:
     assert extract_document(f"```markdown\n{DOC}") == DOC
+    assert extract_document(f"```\n{DOC}") == DOC
+
+
+def test_a_bare_block_followed_by_more_text_is_part_of_the_document() -> None:
+    reply = "```\nsome code\n```\n\n# Title\n"
+    assert extract_document(reply) == reply
 
 
 def test_prompts_show_the_document_in_a_fence_it_cannot_close() -> None:

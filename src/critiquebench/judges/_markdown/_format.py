@@ -52,7 +52,8 @@ def _closing(lines: list[str], start: int, opening: str) -> int:
 
 def extract_document(reply: str) -> str:
     """The document in a reply: the first ```markdown (or ```md) block, read whole
-    with its nested blocks; else the body of a reply that is one bare fenced block;
+    with its nested blocks; else the body of a reply that is one bare fenced block
+    (closed on its last line, or never: small models often stop before closing it);
     else the whole reply."""
     lines = reply.strip("\n").split("\n")
     for index, line in enumerate(lines):
@@ -61,8 +62,10 @@ def extract_document(reply: str) -> str:
             end = _closing(lines, index + 1, fence[0])
             return "\n".join(lines[index + 1 : end]).strip("\n") + "\n"
     first = _fence(lines[0])
-    if first is not None and not first[1] and _closing(lines, 1, first[0]) == len(lines) - 1:
-        return "\n".join(lines[1:-1]).strip("\n") + "\n"
+    if first is not None and not first[1]:
+        end = _closing(lines, 1, first[0])
+        if end >= len(lines) - 1:
+            return "\n".join(lines[1:end]).strip("\n") + "\n"
     return reply.strip("\n") + "\n"
 
 
