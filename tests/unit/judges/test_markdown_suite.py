@@ -18,7 +18,14 @@ SECTIONS = {"type": "sections", "required": ["Installation", {"text": "Usage", "
 
 
 def _case(*specs: dict[str, Any], **data: Any) -> Case:
-    checks = tuple(Check(source=spec["name"], origin="feedback", spec=spec) for spec in specs)
+    checks = tuple(
+        Check(
+            source=spec["name"],
+            origin="feedback",
+            spec={key: value for key, value in spec.items() if key != "name"},
+        )
+        for spec in specs
+    )
     return Case(id="md", prompt="Write it.", judge="markdown", checks=checks, judge_data=data)
 
 
@@ -85,7 +92,13 @@ def test_case_problems_are_phrased_as_fixes(
     spec: dict[str, Any], data: dict[str, Any], fix: str
 ) -> None:
     problems = case_problems(_case({"name": "c", **spec}, **data))
-    assert any(fix in problem for problem in problems), problems
+    assert len(problems) == 1 and fix in problems[0], problems
+
+
+def test_check_names_must_differ() -> None:
+    links = {"name": "c", "type": "links"}
+    problems = case_problems(_case(links, {**links, "type": "spelling"}))
+    assert problems == ["check 'c': give each check a name of its own"]
 
 
 def test_a_bad_suite_line_is_reported_with_file_and_line(tmp_path: Path) -> None:

@@ -106,6 +106,10 @@ def _check_problems(check: Check) -> list[str]:
 def case_problems(case: Case) -> list[str]:
     """Every problem of the case's ``judge_data`` and check objects, phrased as a fix."""
     problems = _data_problems(dict(case.judge_data))
+    seen: set[str] = set()
     for check in case.checks:
         problems.extend(_check_problems(check))
+        if check.source in seen:  # defects name their check: names must tell them apart
+            problems.append(f"check {check.source!r}: give each check a name of its own")
+        seen.add(check.source)
     return problems
