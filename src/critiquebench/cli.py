@@ -350,7 +350,7 @@ def quorum(
 @app.command("validate-suite")
 def validate_suite(
     suite: Annotated[
-        str, typer.Argument(help="A bundled suite (basic, humaneval) or a JSONL suite file.")
+        str, typer.Argument(help="A bundled suite (see docs/suites.md) or a JSONL suite file.")
     ],
     references: Annotated[
         bool,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from critiquebench.critics._blocks import parse_verdict_blocks
 from critiquebench.critics._hollow import find_hollow
@@ -23,6 +23,7 @@ from critiquebench.critics._verdict import (
     apply_policy,
     parse_critic_output,
 )
+from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
 from critiquebench.models import (
     CallContext,
     Completion,
@@ -32,9 +33,6 @@ from critiquebench.models import (
     ModelProvider,
     Role,
 )
-
-if TYPE_CHECKING:
-    from critiquebench.judges import ArtifactFormat
 
 CODE_REVIEW = (
     "You review a candidate answer to a programming task. You did not write it. Look for: "
@@ -130,30 +128,22 @@ class Critic:
         task: str,
         candidate: str,
         context: CallContext,
-        fence: str = "python",
         *,
-        form: ArtifactFormat | None = None,
+        form: ArtifactFormat = PYTHON_FORMAT,
     ) -> CriticResult:
-        """Review ``candidate`` (an artifact in the ``fence`` language) for ``task``;
-        hollow Python code fails without a model call.
+        """Review ``candidate`` for ``task``; hollow Python code fails without a model call.
 
-        ``form``, when given, is the artifact's format and replaces ``fence``: the
-        candidate is shown as the format shows an answer (a decision as a plain word),
-        and the critic is told what it reviews (``form.review``).
+        ``form`` is the artifact's format: the candidate is shown as the format shows
+        an answer (a decision as a plain word), and the critic is told what it reviews
+        (``form.review``).
         """
-        if form is not None:
-            fence = form.fence
-        hollow = find_hollow(candidate) if fence == "python" else []
+        hollow = find_hollow(candidate) if isinstance(form, PythonFormat) else []
         if hollow:
             issues = tuple(str(finding) for finding in hollow[:5])
             return CriticResult(CriticVerdict("fail", issues, "hollow code"), issues)
-        shown = (
-            form.fenced(candidate)
-            if form is not None
-            else f"```{fence}\n{candidate.strip(chr(10))}\n```"
-        )
+        shown = form.fenced(candidate)
         prompt = CRITIC_TEMPLATE.format(task=task, candidate=shown)
-        system = critic_system(form.review if form is not None else "")
+        system = critic_system(form.review)
         completion, error = self._call("critic", 0, prompt, system, CRITIC_SCHEMA, context)
         outcome = (
             parse_critic_output(completion.text)

@@ -89,7 +89,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     suite: str = Field(
-        "basic", description="Bundled suite name (basic, humaneval) or a JSONL path."
+        "basic", description="A bundled suite (see docs/suites.md) or a JSONL path."
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
     arms: tuple[str, ...] = Field(
