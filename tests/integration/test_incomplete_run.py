@@ -41,7 +41,7 @@ def _judge_factory(broken_case: str | None, judged: list[str]) -> Callable[[], o
 def _use_judge(monkeypatch: pytest.MonkeyPatch, factory: Callable[[], object]) -> None:
     # The judge is built once per process with the provider: rebuild it with ours.
     dependencies_for.cache_clear()
-    monkeypatch.setattr("critiquebench.pipeline._run.PythonJudge", factory)
+    monkeypatch.setattr("critiquebench.pipeline._run.python_judge", factory)
 
 
 def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_them(

@@ -141,7 +141,13 @@ class Critic:
         if hollow:
             issues = tuple(str(finding) for finding in hollow[:5])
             return CriticResult(CriticVerdict("fail", issues, "hollow code"), issues)
-        shown = form.fenced(candidate)
+        # Python code is shown as it was before artifact formats existed (unstripped), so
+        # the call cache and replay files of earlier runs still match these prompts.
+        shown = (
+            f"```python\n{candidate}\n```"
+            if isinstance(form, PythonFormat)
+            else form.fenced(candidate)
+        )
         prompt = CRITIC_TEMPLATE.format(task=task, candidate=shown)
         system = critic_system(form.review)
         completion, error = self._call("critic", 0, prompt, system, CRITIC_SCHEMA, context)

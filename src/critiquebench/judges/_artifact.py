@@ -58,7 +58,7 @@ class ArtifactFormat:
 
     def fix_request(self) -> str:
         """The fix prompt's last line: how to reply with the corrected answer."""
-        return f"Reply with the complete corrected {self.noun} in one ```{self.fence} block."
+        return f"Reply with the complete corrected {self.noun} in one ```{self.fence} code block."
 
     def simulated_reply(self, case: Case, correct: bool, attempt: int) -> str:
         """The simulated model's reply: the case's reference when ``correct``, else a

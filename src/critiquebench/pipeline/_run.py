@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from critiquebench.judges import (
     DEFAULT_JUDGE,
+    Judge,
     JudgeSet,
     PythonJudge,
     is_full_sandbox,
@@ -107,7 +108,13 @@ def dependencies_for(settings: ProviderSettings) -> LoopDependencies:
         # The cache sits outside the limiter: a hit spends no slot and no quota.
         provider = CachingProvider(provider, CallCache(settings.cache_path))
     # Each case names its judge; other registered judges are created on first use.
-    return LoopDependencies(provider=provider, judge=JudgeSet({DEFAULT_JUDGE: PythonJudge()}))
+    return LoopDependencies(provider=provider, judge=JudgeSet({DEFAULT_JUDGE: python_judge()}))
+
+
+def python_judge() -> Judge:
+    """The run's Python judge; a function of its own so a test can put another in its
+    place without hiding the class that :func:`_probe` recognises."""
+    return PythonJudge()
 
 
 def _versions() -> str:

@@ -100,6 +100,8 @@ def test_a_python_critic_prompt_is_unchanged() -> None:
     case = make_case()
     outcome = run_loop(case, deps, settings)
     assert outcome.final.defects == 0
-    expected = f"Task:\n{case.prompt}\n\nCandidate:\n```python\n{WRONG_ADD}\n```"
+    # As before artifact formats existed: the extracted code, its final newline kept.
+    code = WRONG_ADD.strip("\n") + "\n"
+    expected = f"Task:\n{case.prompt}\n\nCandidate:\n```python\n{code}\n```"
     assert prompts[0][1] == expected
     assert CRITIC_SYSTEM.startswith("You review a candidate answer to a programming task.")
