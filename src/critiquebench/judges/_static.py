@@ -11,12 +11,16 @@ Speed: ruff is a native binary that reads the code on stdin (~10 ms a process);
 mypy runs as one daemon (``dmypy``) per checker, talked to over its socket from
 this process, so a check costs milliseconds instead of a fresh interpreter. Its
 cache lives in the project's cache folder (``mypy`` in it, by default), which later
-runs reuse.
+runs reuse. Both tools are pure functions of the text (and of the settings, fixed per
+checker), so a checker remembers the findings of the last texts it read: reps and arms
+that produce the same artifact (a deterministic model, a replay) are read once.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import io
 import json
 import math
@@ -30,6 +34,7 @@ import threading
 import tokenize
 import uuid
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,6 +98,9 @@ class StaticSettings:
     """Longest a single ruff or mypy check may take before it counts as a tool failure."""
     daemon_idle_s: int = 600
     """The mypy daemon stops itself after this long without a request."""
+    remembered: int = 4096
+    """Findings of this many distinct texts are kept (least recently used go first);
+    0 reads every text afresh."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,9 @@ class StaticChecker:
         self._lock = threading.Lock()
         self._folder = Path(tempfile.mkdtemp(prefix="critiquebench-static-"))
         self._status: Path | None = None
+        # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
+        self._remembered: OrderedDict[bytes, tuple[Failure, ...]] = OrderedDict()
+        self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
         self._finalizer = weakref.finalize(self, _stop_daemon, self._folder)
 
     def check(self, code: str) -> StaticReport:
@@ -189,6 +200,9 @@ class StaticChecker:
             return StaticReport()
         except Exception as exc:  # too deep to parse here: say so rather than guess
             return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
+        known = self._recall(code)
+        if known is not None:
+            return StaticReport(findings=known)
         findings: list[Failure] = []
         try:
             if self.settings.lint:
@@ -196,8 +210,11 @@ class StaticChecker:
             if self.settings.types:
                 findings.extend(self._mypy(blank_comments(code)))
         except Exception as exc:  # a tool's failure, never the candidate's defect
+            # Not remembered: the next reading of this text asks the tools again.
             return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
-        return StaticReport(findings=tuple(sorted(findings, key=_order)))
+        ordered = tuple(sorted(findings, key=_order))
+        self._remember(code, ordered)
+        return StaticReport(findings=ordered)
 
     def describe(self) -> str:
         """The rule set in force, in words (for notes and the report)."""
@@ -211,6 +228,22 @@ class StaticChecker:
     def close(self) -> None:
         """Stop the mypy daemon and remove the private folder."""
         self._finalizer()
+
+    def _recall(self, code: str) -> tuple[Failure, ...] | None:
+        key = _digest(code)
+        with self._memory_lock:
+            known = self._remembered.get(key)
+            if known is not None:
+                self._remembered.move_to_end(key)
+            return known
+
+    def _remember(self, code: str, findings: tuple[Failure, ...]) -> None:
+        if self.settings.remembered <= 0:
+            return
+        with self._memory_lock:
+            self._remembered[_digest(code)] = findings
+            while len(self._remembered) > self.settings.remembered:
+                self._remembered.popitem(last=False)
 
     def _ruff(self, code: str) -> tuple[Failure, ...]:
         command = [
@@ -298,11 +331,17 @@ class StaticChecker:
         return status
 
 
+def _digest(code: str) -> bytes:
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).digest()
+
+
 def _order(failure: Failure) -> tuple[int, str, str]:
     return (failure.line, failure.kind, failure.code)
 
 
+@functools.cache
 def _ruff_binary() -> str:
+    # Finding it walks sysconfig's install schemes: once per process, not per check.
     from ruff.__main__ import find_ruff_bin
 
     return str(find_ruff_bin())

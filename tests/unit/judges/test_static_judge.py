@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from critiquebench.judges import (
+    Failure,
     JudgeResult,
     JudgeSet,
     PythonJudge,
     StaticChecker,
+    StaticReport,
     StaticSettings,
     judge_factory,
     judge_names,
@@ -197,3 +199,47 @@ def test_the_suite_names_its_judge(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_an_unknown_judge_is_an_infrastructure_error_not_a_crash() -> None:
     result = JudgeSet()(CASE.model_copy(update={"judge": "missing"}), "x")
     assert result.infrastructure_error is not None and "missing" in result.infrastructure_error
+
+
+def test_a_text_read_before_is_not_read_again_and_gives_the_same_findings(
+    tmp_path: Path,
+) -> None:
+    checker = StaticChecker(StaticSettings(cache_dir=tmp_path, remembered=2))
+    asked: list[str] = []
+    ruff = checker._ruff  # the real tool, counted; mypy runs for real too
+
+    def counted_ruff(code: str) -> tuple[Failure, ...]:
+        asked.append(code)
+        return ruff(code)
+
+    checker._ruff = counted_ruff  # type: ignore[method-assign]
+    try:
+        first = checker.check(SNIPPET)
+        again = checker.check(SNIPPET)
+        assert again == first and len(first.findings) == 2
+        assert asked == [SNIPPET]  # the tools read it once
+        # A third and a fourth text push the least recently used one (SNIPPET) out.
+        other, third = "x: int = 1\n", "y: str = 2\n"
+        checker.check(other)
+        checker.check(third)
+        assert checker.check(SNIPPET) == first and asked.count(SNIPPET) == 2
+    finally:
+        checker.close()
+
+
+def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
+    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+    failures = iter([RuntimeError("ruff crashed")])
+
+    def flaky_ruff(code: str) -> tuple[Failure, ...]:
+        for failure in failures:
+            raise failure
+        return ()
+
+    checker._ruff = flaky_ruff  # type: ignore[method-assign]
+    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    try:
+        assert checker.check(SNIPPET).error == "static checks: RuntimeError: ruff crashed"
+        assert checker.check(SNIPPET) == StaticReport()  # asked again, not the error
+    finally:
+        checker.close()
