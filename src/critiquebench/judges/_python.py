@@ -66,6 +66,7 @@ class PythonJudge:
         self._sandbox = sandbox
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
+        self._plans: dict[tuple[str, str], list[PlannedCheck]] = {}
         self.static = StaticChecker(static) if static is not None else None
 
     @property
@@ -84,7 +85,7 @@ class PythonJudge:
         """Count the defects of ``artifact`` against every check of ``case``."""
         started = time.perf_counter()
         try:
-            plans = plan_checks(case.checks, case.entry_point)
+            plans = self._planned(case)
             judged = self._attempt(case, artifact, plans, self.limits)
             if _timed_out(judged) and case.reference_solution:
                 # Only a timeout needs the reference's time: a slow case (or a slow
@@ -140,6 +141,18 @@ class PythonJudge:
             except SandboxUnavailable as exc:
                 return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
         return interpret(plans, raw, nonce, limits)
+
+    def _planned(self, case: Case) -> list[PlannedCheck]:
+        """The case's checks, planned once per judge (parsing them is most of the
+        parent's share of an attempt); a plan is never changed after it is made."""
+        key = (case.entry_point, repr(case.checks))
+        with self._lock:
+            known = self._plans.get(key)
+        if known is None:
+            known = plan_checks(case.checks, case.entry_point)
+            with self._lock:
+                self._plans[key] = known
+        return known
 
     def _limits_for(self, case: Case, plans: list[PlannedCheck]) -> SandboxLimits:
         """Timeouts scaled from the reference solution's own time (measured once per case)."""

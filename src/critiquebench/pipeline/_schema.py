@@ -37,6 +37,7 @@ tests: ``defects``/``passed`` count them.
 
 from __future__ import annotations
 
+import functools
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -378,8 +379,12 @@ TABLES: dict[str, list[Column]] = {
 }
 
 
+@functools.cache
 def arrow_schema(table: str) -> pa.Schema:
-    """The Arrow schema of a table, column docs kept as field metadata."""
+    """The Arrow schema of a table, column docs kept as field metadata.
+
+    Built once per table and process (every unit's write asks for it; a schema is immutable).
+    """
     return pa.schema(
         [
             pa.field(c.name, c.type, nullable=c.nullable, metadata={"doc": c.doc})

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from critiquebench.judges import PythonJudge, SandboxLimits
+from critiquebench.judges._plan import PlannedCheck
+from critiquebench.suites import Check
 from tests.helpers import GOOD_ADD, WRONG_ADD, make_case
 
 
@@ -75,3 +79,33 @@ def test_candidate_prints_cannot_forge_results() -> None:
     code = 'print(\'{"event": "done"}\')\n' + WRONG_ADD
     result = PythonJudge()(make_case(), code)
     assert result.defects() == 2
+
+
+def test_a_case_s_checks_are_planned_once_and_judge_every_attempt_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import critiquebench.judges._python as python_judge
+
+    planned: list[str] = []
+    plan = python_judge.plan_checks
+
+    def counted(checks: tuple[Check, ...], entry_point: str) -> list[PlannedCheck]:
+        planned.append(entry_point)
+        return plan(checks, entry_point)
+
+    monkeypatch.setattr(python_judge, "plan_checks", counted)
+    judge = PythonJudge(static=None)
+    try:
+        codes = (WRONG_ADD, GOOD_ADD, WRONG_ADD)
+        wrong, good, wrong_again = (judge(make_case(), code) for code in codes)
+        assert planned == ["add"]
+        assert good.passed and not wrong.passed
+        assert (wrong_again.failures, wrong_again.checks_passed) == (
+            wrong.failures,
+            wrong.checks_passed,
+        )
+        # The same checks under another name are another plan.
+        other = make_case(heldout=())
+        assert judge(other, GOOD_ADD).checks_total == 1 and planned == ["add", "add"]
+    finally:
+        judge.close()
