@@ -219,6 +219,9 @@ def probe_sandbox(judge: PythonJudge | None = None) -> str:
     in the log and the runs table instead of silently assumed.
     """
     judge = judge or PythonJudge()
+    if judge.static is not None:
+        # The mypy daemon starts while the probe's sandbox worker starts, not after it.
+        threading.Thread(target=judge.static.warm, name="mypy-warm", daemon=True).start()
     probe = Case(
         id="sandbox-probe",
         prompt="",

@@ -19,6 +19,7 @@ that produce the same artifact (a deterministic model, a replay) are read once.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import io
@@ -228,6 +229,20 @@ class StaticChecker:
     def close(self) -> None:
         """Stop the mypy daemon and remove the private folder."""
         self._finalizer()
+
+    def warm(self) -> None:
+        """Start the mypy daemon now and have it load the standard library's stubs
+        (otherwise the first check waits for both: most of a second).
+
+        Safe from any thread: a check that comes meanwhile waits for this. A failure
+        is left for that check to meet and report.
+        """
+        if not self.settings.types:
+            return
+        with self._lock:
+            if self._status is None:
+                with contextlib.suppress(Exception):
+                    self._request("")
 
     def _recall(self, code: str) -> tuple[Failure, ...] | None:
         key = _digest(code)

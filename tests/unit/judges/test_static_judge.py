@@ -243,3 +243,17 @@ def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
         assert checker.check(SNIPPET) == StaticReport()  # asked again, not the error
     finally:
         checker.close()
+
+
+def test_warm_starts_the_daemon_once_and_checks_then_use_it(tmp_path: Path) -> None:
+    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+    try:
+        checker.warm()
+        status = checker._status
+        assert status is not None and status.exists()
+        checker.warm()  # already warm: the same daemon
+        assert checker._status == status
+        assert [f.code for f in checker.check(SNIPPET).findings] == ["F401", "assignment"]
+        assert checker._status == status
+    finally:
+        checker.close()
