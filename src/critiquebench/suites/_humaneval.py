@@ -104,26 +104,20 @@ def _split_test(test: str) -> tuple[str, list[Check]]:
     checks: list[Check] = []
     for node in module.body:
         if isinstance(node, ast.FunctionDef) and node.name == "check":
-            for statement in node.body:
-                source = ast.get_source_segment(test, statement) or ast.unparse(statement)
-                checks.append(
-                    Check(source=_dedent(source), origin="heldout", line=statement.lineno)
-                )
+            # Each statement, unparsed on its own (not cut from the text): the same clean
+            # statement at any indentation, without splitting the text once per statement.
+            checks.extend(
+                Check(source=_statement_source(statement), origin="heldout", line=statement.lineno)
+                for statement in node.body
+            )
         else:
             setup_nodes.append(node)
     setup = "\n".join(ast.get_source_segment(test, node) or "" for node in setup_nodes)
     return setup, checks
 
 
-def _dedent(source: str) -> str:
-    # get_source_segment keeps the first line unindented and the rest indented
-    # as in the original text; re-parse and unparse to get a clean statement.
-    try:
-        return ast.unparse(ast.parse(source))
-    except SyntaxError:
-        import textwrap
-
-        return ast.unparse(ast.parse(textwrap.dedent("    " + source)))
+def _statement_source(statement: ast.stmt) -> str:
+    return ast.unparse(ast.Module(body=[statement], type_ignores=[]))
 
 
 def _contains_assert(source: str) -> bool:

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import ast
+import gzip
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,6 +12,7 @@ import pytest
 
 from critiquebench.judges import PythonJudge
 from critiquebench.suites import SuiteFormatError, load_jsonl_suite, load_suite
+from critiquebench.suites._humaneval import _split_test, humaneval_data_path
 
 GOOD = {
     "id": "x/1",
@@ -89,6 +93,24 @@ def test_humaneval_has_164_problems_with_feedback_and_heldout_checks() -> None:
         assert case.checks_from(frozenset({"heldout"})), case.id
     first = cases[0].checks[0]
     assert first.source == "assert has_close_elements([1.0, 2.0, 3.0], 0.5) == False"
+
+
+def test_humaneval_test_statements_are_the_statements_as_written_in_its_tests() -> None:
+    # Each check is its statement cut from the test text, re-parsed and unparsed (how the
+    # loader used to make it, one text split per statement): the same sources, in order.
+    with gzip.open(humaneval_data_path(), "rt", encoding="utf-8") as lines:
+        tests = [json.loads(line)["test"] for line in lines if line.strip()]
+    expected = []
+    for test in tests:
+        check = next(
+            node for node in ast.parse(test).body
+            if isinstance(node, ast.FunctionDef) and node.name == "check"
+        )  # fmt: skip
+        cut = [ast.get_source_segment(test, statement) or "" for statement in check.body]
+        expected.append([ast.unparse(ast.parse(textwrap.dedent("    " + c))) for c in cut])
+    split = [[check.source for check in _split_test(test)[1]] for test in tests]
+    assert sum(map(len, expected)) > 1000
+    assert split == expected
 
 
 def test_limit_keeps_the_first_cases() -> None:
