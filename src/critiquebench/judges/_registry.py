@@ -108,7 +108,14 @@ def judge_factory(name: str) -> JudgeFactory:
     Raises:
         UnknownJudgeError: no package registers ``name``.
     """
-    point = _registered(tuple(sys.path)).get(name)
+    return _factory(name, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=64)
+def _factory(name: str, search_path: tuple[str, ...]) -> JudgeFactory:
+    # Loaded once per name and search path, like the scan: the loop asks at every
+    # prompt. An unknown name raises, and lru_cache keeps no raised call.
+    point = _registered(search_path).get(name)
     if point is not None:
         factory: JudgeFactory = point.load()
         return factory

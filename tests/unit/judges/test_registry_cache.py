@@ -36,6 +36,7 @@ def test_the_registered_judges_are_read_once_per_search_path(
 
     monkeypatch.setattr(_registry, "entry_points", counted)
     _registry._registered.cache_clear()
+    _registry._factory.cache_clear()
     for _ in range(50):
         assert judge_factory("python") is _registry._builtin()["python"]
         artifact_format("python")
@@ -45,3 +46,4 @@ def test_the_registered_judges_are_read_once_per_search_path(
 
     assert judge_factory("python2") is PythonJudge and len(scans) == 2
     _registry._registered.cache_clear()
+    _registry._factory.cache_clear()
