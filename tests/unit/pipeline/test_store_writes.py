@@ -1,0 +1,62 @@
+"""Writing a unit's rows: what the files hold, and what the run's process does not load."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from critiquebench.pipeline._schema import arrow_schema
+from critiquebench.pipeline._store import write_table
+
+
+def test_a_written_table_reads_back_with_its_schema_and_values(tmp_path: Path) -> None:
+    # The small-file options (no compression, dictionaries or statistics) lose nothing.
+    schema = arrow_schema("cases")
+    row = {field.name: _value_of(field.type) for field in schema}
+    path = tmp_path / "cases" / "u.parquet"
+    write_table(path, "cases", [row, {**row, "error": None}])
+    back = pq.read_table(path)
+    assert back.schema.equals(schema, check_metadata=False)
+    assert back.schema.metadata == schema.metadata  # schema version and table name kept
+    assert back.to_pylist() == [row, {**row, "error": None}]
+
+
+def _value_of(kind: object) -> object:
+    import datetime as dt
+
+    import pyarrow as pa
+
+    assert isinstance(kind, pa.DataType)
+    if pa.types.is_timestamp(kind):
+        return dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    if pa.types.is_boolean(kind):
+        return True
+    if pa.types.is_integer(kind):
+        return 1
+    if pa.types.is_floating(kind):
+        return 0.5
+    return "x"
+
+
+def test_writing_rows_leaves_pandas_unloaded_and_still_importable(tmp_path: Path) -> None:
+    # pyarrow imports pandas (0.4 s, ~56 MiB) on its first conversion of Python values
+    # unless its first look is answered "not installed"; the run's rows never need it.
+    script = f"""
+import sys
+from pathlib import Path
+from critiquebench.pipeline._store import write_table
+write_table(Path({str(tmp_path)!r}) / "calls" / "u.parquet", "calls", [])
+import pyarrow as pa
+pa.Table.from_pylist([{{"a": 1}}])
+print("pandas" in sys.modules)
+frame = pa.table({{"a": [1]}}).to_pandas()  # asked for by name: pandas loads
+print(type(frame).__name__, "pandas" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "DataFrame", "True"]
