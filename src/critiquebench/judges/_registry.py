@@ -19,6 +19,7 @@ about the artifact:
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 import threading
 from collections.abc import Callable
@@ -64,22 +65,25 @@ class UnknownJudgeError(LookupError):
         )
 
 
-def _builtin() -> dict[str, JudgeFactory]:
-    from critiquebench.judges._json import JsonJudge
-    from critiquebench.judges._markdown import MarkdownJudge
-    from critiquebench.judges._python import PythonJudge
-    from critiquebench.judges._sql import SqlJudge
-    from critiquebench.judges._trigger import TriggerJudge
+_BUILTIN: dict[str, tuple[str, str]] = {
+    DEFAULT_JUDGE: ("critiquebench.judges._python", "PythonJudge"),
+    "sql": ("critiquebench.judges._sql", "SqlJudge"),
+    "json": ("critiquebench.judges._json", "JsonJudge"),
+    "markdown": ("critiquebench.judges._markdown", "MarkdownJudge"),
+    "trigger": ("critiquebench.judges._trigger", "TriggerJudge"),
+}
+"""The bundled judges (module, class). Also declared as entry points in pyproject.toml;
+kept here so a source checkout whose metadata predates the declarations still finds
+them. Only the judge asked for is imported: a Python run never loads the json
+judge's jsonschema or the markdown judge's parser and dictionary."""
 
-    # Also declared as entry points in pyproject.toml; kept here so a source
-    # checkout whose metadata predates the declarations still finds them.
-    return {
-        DEFAULT_JUDGE: PythonJudge,
-        "sql": SqlJudge,
-        "json": JsonJudge,
-        "markdown": MarkdownJudge,
-        "trigger": TriggerJudge,
-    }
+
+def _builtin(name: str) -> JudgeFactory | None:
+    found = _BUILTIN.get(name)
+    if found is None:
+        return None
+    factory: JudgeFactory = getattr(importlib.import_module(found[0]), found[1])
+    return factory
 
 
 @functools.lru_cache(maxsize=4)
@@ -99,7 +103,7 @@ def _registered(search_path: tuple[str, ...]) -> dict[str, EntryPoint]:
 
 def judge_names() -> list[str]:
     """Every registered judge name, sorted."""
-    return sorted(set(_registered(tuple(sys.path))) | set(_builtin()))
+    return sorted(set(_registered(tuple(sys.path))) | set(_BUILTIN))
 
 
 def judge_factory(name: str) -> JudgeFactory:
@@ -119,7 +123,7 @@ def _factory(name: str, search_path: tuple[str, ...]) -> JudgeFactory:
     if point is not None:
         factory: JudgeFactory = point.load()
         return factory
-    builtin = _builtin().get(name)
+    builtin = _builtin(name)
     if builtin is None:
         raise UnknownJudgeError(name)
     return builtin

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ def test_the_registered_judges_are_read_once_per_search_path(
     _registry._registered.cache_clear()
     _registry._factory.cache_clear()
     for _ in range(50):
-        assert judge_factory("python") is _registry._builtin()["python"]
+        assert judge_factory("python") is _registry._builtin("python")
         artifact_format("python")
     assert scans == ["critiquebench.judges"]
     _register(tmp_path, monkeypatch)  # a new search path is read again, and finds it
@@ -47,3 +49,20 @@ def test_the_registered_judges_are_read_once_per_search_path(
     assert judge_factory("python2") is PythonJudge and len(scans) == 2
     _registry._registered.cache_clear()
     _registry._factory.cache_clear()
+
+
+def test_a_bundled_judge_is_imported_only_when_asked_for() -> None:
+    # A Python run must not pay for the json judge's jsonschema or the markdown parser.
+    script = """
+import sys
+from critiquebench.judges import _registry
+python = _registry._builtin("python")
+others = sorted({"jsonschema", "markdown_it", "spellchecker"} & set(sys.modules))
+print(python.__name__, others, _registry._builtin("json").__name__, "jsonschema" in sys.modules)
+print(_registry._builtin("nope"), sorted(_registry._BUILTIN) == _registry.judge_names())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["PythonJudge [] JsonJudge True", "None True"]
