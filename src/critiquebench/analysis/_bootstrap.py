@@ -7,7 +7,6 @@ from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import stdtrit
 
 _NORMAL = NormalDist()
 # Index matrices are drawn in blocks of about this many cells, bounding memory
@@ -17,6 +16,10 @@ _BLOCK_CELLS = 4_000_000
 
 def _t_quantile(p: float, df: int) -> float:
     """Student t quantile (exact, from scipy's special functions)."""
+    # Imported here: the report types import this module, and the run's process
+    # reads reports without ever computing an interval.
+    from scipy.special import stdtrit
+
     return float(stdtrit(df, p))
 
 

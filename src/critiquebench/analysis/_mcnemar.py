@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import bdtr
 
 
 @dataclass(frozen=True)
@@ -32,6 +31,8 @@ class McNemarResult:
 
 def _two_sided_sign_test(b: int, c: int) -> float:
     """Exact two-sided sign test on b against c discordant pairs (1 when there are none)."""
+    from scipy.special import bdtr  # here, as in _bootstrap: reading a report needs no scipy
+
     return float(min(1.0, 2.0 * bdtr(min(b, c), b + c, 0.5)))
 
 

@@ -15,12 +15,10 @@ from critiquebench.analysis._html import html_report
 from critiquebench.analysis._lessons import lessons_markdown
 from critiquebench.analysis._project_lessons import update_project_lessons
 from critiquebench.analysis._report import build_report
-from critiquebench.analysis._report_types import RunReport
+from critiquebench.analysis._report_types import REPORT_JSON, RunReport
 from critiquebench.analysis._views import connect
 from critiquebench.pipeline import ResultStore
 from critiquebench.project import DEFAULT_TARGET
-
-REPORT_JSON = "report.json"
 
 
 @dataclass(frozen=True)
@@ -71,9 +69,3 @@ def render_html_report(
     Without ``prices`` every model is priced at 0, and the page says so.
     """
     return write_reports(output, run_id, prices=prices, target=target).html
-
-
-def read_report(output: Path, run_id: str) -> RunReport:
-    """The ``report.json`` of a run, as :func:`write_reports` wrote it."""
-    path = ResultStore(output).run_dir(run_id) / REPORT_JSON
-    return RunReport.from_json(path.read_text(encoding="utf-8"), source=str(path))

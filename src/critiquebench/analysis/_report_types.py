@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -16,6 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis._trigger_metrics import TriggerMetrics
+from critiquebench.pipeline import ResultStore
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
 # 2: failure kinds count the answers kept; mean defects count lint and types.
@@ -265,3 +267,16 @@ class RunReport:
 
 
 _ADAPTER: TypeAdapter[RunReport] = TypeAdapter(RunReport)
+
+REPORT_JSON = "report.json"
+"""The report's file in the run's folder; the terminal, HTML and Markdown come from it."""
+
+
+def read_report(output: Path, run_id: str) -> RunReport:
+    """The ``report.json`` of a run, as ``write_reports`` wrote it.
+
+    Lives with the types, not with the writers: reading a report (the CLI does after
+    every run) must not load the charts and templates that writing one needs.
+    """
+    path = ResultStore(output).run_dir(run_id) / REPORT_JSON
+    return RunReport.from_json(path.read_text(encoding="utf-8"), source=str(path))
