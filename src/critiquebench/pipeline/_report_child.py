@@ -9,8 +9,9 @@ from pathlib import Path
 
 from critiquebench.analysis import PriceTable, RunReport, write_reports
 
-REPORT_MODULES = ("critiquebench.analysis", __name__)
-"""What the child imports ahead of the call."""
+REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)
+"""What the child imports ahead of the call (the analysis imports scipy only when an
+interval is first computed)."""
 
 
 def report_of(output: Path, run_id: str, prices: PriceTable | None, target: float) -> RunReport:
