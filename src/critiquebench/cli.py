@@ -397,11 +397,19 @@ def _sql_error(error: Exception) -> str:
     return first
 
 
+SQL_VIEWS = (
+    *("runs", "cases", "attempts", "calls"),
+    *("findings", "defects_by_kind", "trigger_decisions"),
+)
+"""The views ``critiquebench sql`` offers (named here: the CLI does not import DuckDB to
+say so; a test checks them against the views ``connect`` creates)."""
+
+
 @app.command()
 def sql(
     query: Annotated[
         str | None,
-        typer.Argument(help="SQL over the views runs, cases, attempts, calls; omit for help."),
+        typer.Argument(help=f"SQL over the views {', '.join(SQL_VIEWS)}; omit for help."),
     ] = None,
     output: OutputOption = None,
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from critiquebench.analysis import connect
 from tests.unit.analysis.synthetic_run import write_run
 from tests.unit.analysis.test_kind_groups import MIXED
@@ -43,3 +45,15 @@ def test_the_views_table_names_their_columns(tmp_path: Path) -> None:
         # The columns the row names in backticks before its first parenthesis or colon.
         named = re.findall(r"`(\w+)`", described)
         assert named[: len(columns)] == columns, (view, named, columns)
+
+
+def test_sql_help_names_every_view_connect_creates(tmp_path: Path) -> None:
+    from critiquebench.cli import SQL_VIEWS, app
+
+    write_run(tmp_path, "mixed", MIXED)
+    made = connect(tmp_path).execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'"
+    ).fetchall()
+    assert sorted(SQL_VIEWS) == sorted(name for (name,) in made)
+    helped = CliRunner().invoke(app, ["sql", "--help"], env={"COLUMNS": "200"})
+    assert ", ".join(SQL_VIEWS) in " ".join(helped.output.split())
