@@ -253,6 +253,12 @@ def _model(report: RunReport) -> str:
     return report.meta.model if report.meta is not None else "unknown (no runs row)"
 
 
+def _group_mean(report: RunReport, summary: ArmSummary | None, group: str) -> str | None:
+    if summary is None or group not in report.defect_groups:
+        return None
+    return f"{summary.defects_by_group.get(group, 0.0):.2f}"
+
+
 def comparison_table(first: RunReport, second: RunReport) -> Table:
     """Two runs side by side, arm by arm (e.g. two models or two prompts), with each model."""
     title = " vs ".join(f"{r.run_id} (model {_model(r)})" for r in (first, second))
@@ -261,15 +267,21 @@ def comparison_table(first: RunReport, second: RunReport) -> Table:
         justify: Literal["left", "right"] = "left" if header in ("arm", "metric") else "right"
         table.add_column(header, justify=justify, overflow="fold")
     by_arm = {s.arm: s for s in second.arms}
+    groups = tuple(dict.fromkeys((*first.defect_groups, *second.defect_groups)))
     for left in first.arms:
         right = by_arm.get(left.arm)
         rows = [
             ("mean defects", defects_text(left), right and defects_text(right)),
+            # A group a run does not measure is "-", not a zero it never counted.
+            *(
+                (f"  {group}", _group_mean(first, left, group), _group_mean(second, right, group))
+                for group in (groups if len(groups) > 1 else ())
+            ),
             ("reduction vs A", reduction_text(left), right and reduction_text(right)),
             ("pass rate", pct(left.pass_rate), right and pct(right.pass_rate)),
             ("p50 latency s", f"{left.p50_latency_s:.1f}", right and f"{right.p50_latency_s:.1f}"),
             ("cost $", usd(left.cost_experiment), right and usd(right.cost_experiment)),
         ]
         for metric, a, b in rows:
-            table.add_row(left.arm, metric, a, b or "-")
+            table.add_row(left.arm, metric, a or "-", b or "-")
     return table

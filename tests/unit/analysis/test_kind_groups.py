@@ -133,3 +133,28 @@ def test_a_judge_a_package_registers_reports_tests(tmp_path: Path) -> None:
         ("h2", "python", "types", 0),
     ]
     assert build_report(db, "haiku", resamples=50).defect_groups == ("tests", "lint", "types")
+
+
+def test_compare_shows_each_group_and_a_dash_where_a_run_does_not_measure_it(
+    tmp_path: Path,
+) -> None:
+    from critiquebench.analysis import comparison_table
+
+    write_run(tmp_path, "mixed", MIXED)
+    write_run(tmp_path, "python", [u for u in MIXED if u.judge == "python"])
+    db = connect(tmp_path)
+    mixed, python = (build_report(db, run, resamples=50) for run in ("mixed", "python"))
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(comparison_table(mixed, python))
+    rows = {
+        tuple(cell.strip() for cell in line.split("│")[1:-1])
+        for line in console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+        if line.startswith("│")
+    }
+    # Hand counts: arm A keeps tests 1, lint 2, types 1, sql 3 over 5 units (mixed)
+    # and tests 1, lint 2, types 1 over 2 units (python); arm B keeps lint 1, sql 1.
+    assert {
+        ("A", "tests", "0.20", "0.50"), ("A", "lint", "0.40", "1.00"),
+        ("A", "types", "0.20", "0.50"), ("A", "sql", "0.60", "-"), ("A", "json", "0.00", "-"),
+        ("B", "lint", "0.20", "0.50"), ("B", "sql", "0.20", "-"),
+    } <= rows  # fmt: skip
