@@ -12,7 +12,7 @@ from typing import Any
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
-from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable
+from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
 from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
 
@@ -63,7 +63,7 @@ class PythonJudge:
         static: StaticSettings | None = DEFAULT_STATIC,
     ) -> None:
         self.limits = limits or SandboxLimits()
-        self._sandbox = sandbox
+        self._pool = LazySandbox(sandbox)
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
         self.static = StaticChecker(static) if static is not None else None
@@ -71,14 +71,11 @@ class PythonJudge:
     @property
     def sandbox(self) -> Sandbox:
         """The worker pool, started on first use (detecting bubblewrap once)."""
-        with self._lock:
-            if self._sandbox is None:
-                self._sandbox = Sandbox.detect()
-            return self._sandbox
+        return self._pool.get()
 
     def describe(self) -> str:
         """The fences this judge applies, in words (for the runs table and the report)."""
-        return self.sandbox.description
+        return self._pool.describe()
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
@@ -119,8 +116,7 @@ class PythonJudge:
 
     def close(self) -> None:
         """Stop the sandbox workers and the mypy daemon (they also stop with this process)."""
-        if self._sandbox is not None:
-            self._sandbox.close()
+        self._pool.close()
         if self.static is not None:
             self.static.close()
 
