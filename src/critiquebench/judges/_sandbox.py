@@ -114,9 +114,7 @@ def _read_only_binds(prefix: Path) -> list[str]:
     if not str(prefix).startswith("/usr/"):
         # Same path inside, so the interpreter's own library paths still resolve; the
         # folders above it are created world-traversable and hold nothing else.
-        for parent in reversed(prefix.parents[:-1]):
-            args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", str(prefix), str(prefix)]
+        args += _extra_binds((prefix,))
     return args
 
 
