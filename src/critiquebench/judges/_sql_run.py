@@ -4,7 +4,7 @@ The sandbox receives the trusted harness (``_sql_harness.py``) as the attempt's 
 and, per check, one plain-data call: the fixture's DDL and INSERTs, the query and
 the limits. It never receives the expected rows. Its output is read here as hostile
 bytes, with the Python judge's own readers (``_interpret.py``); the request and its
-retry are the Python judge's too (``_attempt.py``).
+one retry are the Python judge's too (``_attempt.py``).
 """
 
 from __future__ import annotations
