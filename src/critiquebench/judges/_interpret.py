@@ -41,14 +41,14 @@ def interpret(
     if report.get("supervisor_error"):
         message = f"sandbox supervisor failed: {clean_text(report['supervisor_error'])}"
         return Interpretation([], 0, message, {})
-    if report.get("timed_out") and _starved(report, limits):
+    if report.get("timed_out") and host_starved(report, limits):
         waited = float(report.get("run_queue_wait_s", 0.0))
         message = (
             f"the host was too loaded: the attempt waited {waited:.1f}s of its "
             f"{limits.wall_s:g}s wall clock for a CPU"
         )
         return Interpretation([], 0, message, {})
-    events, unreadable = _events(raw.output, nonce)
+    events, unreadable = read_events(raw.output, nonce)
     state = _Reading(plans)
     for event in events:
         state.take(event)
@@ -58,7 +58,7 @@ def interpret(
             Failure(kind="crash", message=f"{unreadable} unreadable line(s) on the results channel")
         )
     if not state.done:
-        failures.append(_unfinished(report, limits))
+        failures.append(unfinished_failure(report, limits))
     for index, plan in enumerate(plans):
         if index not in state.finished:
             failures.append(
@@ -67,12 +67,15 @@ def interpret(
     return Interpretation(failures, state.passed, None, state.times)
 
 
-def _starved(report: dict[str, Any], limits: SandboxLimits) -> bool:
+def host_starved(report: dict[str, Any], limits: SandboxLimits) -> bool:
+    """True when the attempt waited for a CPU so long that a timeout is the host's doing."""
     waited = report.get("run_queue_wait_s")
     return isinstance(waited, int | float) and waited > _STARVED_SHARE * limits.wall_s
 
 
-def _events(output: bytes, nonce: str) -> tuple[list[dict[str, Any]], int]:
+def read_events(output: bytes, nonce: str) -> tuple[list[dict[str, Any]], int]:
+    """The attempt's events (JSON objects tagged with ``nonce``), in order, and how
+    many non-blank lines of ``output`` were not such an event."""
     events: list[dict[str, Any]] = []
     unreadable = 0
     for line in output.split(b"\n"):
@@ -186,8 +189,9 @@ def _text(value: object) -> str:
     return clean_text(value) if isinstance(value, str) else ""
 
 
-def _unfinished(report: dict[str, Any], limits: SandboxLimits) -> Failure:
-    """The failure for an attempt that never said it was done."""
+def unfinished_failure(report: dict[str, Any], limits: SandboxLimits) -> Failure:
+    """The failure for an attempt that never said it was done: why the supervisor's
+    ``report`` says it stopped (wall clock, results flood, memory, or a signal)."""
     if report.get("timed_out"):
         return Failure(
             kind="timeout", message=f"the attempt exceeded its {limits.wall_s:g}s wall clock"

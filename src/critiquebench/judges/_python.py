@@ -7,12 +7,12 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any
 
+from critiquebench.judges._attempt import attempt_request, judge_attempt
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
-from critiquebench.judges._sandbox import Sandbox, SandboxUnavailable
+from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
 from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
 
@@ -63,7 +63,7 @@ class PythonJudge:
         static: StaticSettings | None = DEFAULT_STATIC,
     ) -> None:
         self.limits = limits or SandboxLimits()
-        self._sandbox = sandbox
+        self._pool = LazySandbox(sandbox)
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
         self._plans: dict[tuple[str, str], list[PlannedCheck]] = {}
@@ -72,14 +72,11 @@ class PythonJudge:
     @property
     def sandbox(self) -> Sandbox:
         """The worker pool, started on first use (detecting bubblewrap once)."""
-        with self._lock:
-            if self._sandbox is None:
-                self._sandbox = Sandbox.detect()
-            return self._sandbox
+        return self._pool.get()
 
     def describe(self) -> str:
         """The fences this judge applies, in words (for the runs table and the report)."""
-        return self.sandbox.description
+        return self._pool.describe()
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
@@ -120,8 +117,7 @@ class PythonJudge:
 
     def close(self) -> None:
         """Stop the sandbox workers and the mypy daemon (they also stop with this process)."""
-        if self._sandbox is not None:
-            self._sandbox.close()
+        self._pool.close()
         if self.static is not None:
             self.static.close()
 
@@ -129,17 +125,11 @@ class PythonJudge:
         self, case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits
     ) -> Interpretation:
         nonce = secrets.token_hex(16)
-        request = _request(case, artifact, plans, limits, nonce)
+        request = attempt_request(case, artifact, plans, limits, nonce)
         try:
-            raw = self.sandbox.judge(request)
-        except SandboxUnavailable:
-            # A worker can die for reasons of its own (the host killed it); one fresh
-            # worker decides. Twice in a row is the attempt's doing only if the
-            # worker stays healthy otherwise, so the second failure is reported as is.
-            try:
-                raw = self.sandbox.judge(request)
-            except SandboxUnavailable as exc:
-                return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
+            raw = judge_attempt(self.sandbox, request)
+        except SandboxUnavailable as exc:
+            return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
         return interpret(plans, raw, nonce, limits)
 
     def _planned(self, case: Case) -> list[PlannedCheck]:
@@ -173,33 +163,6 @@ class PythonJudge:
 
 def _timed_out(judged: Interpretation) -> bool:
     return any(failure.kind == "timeout" for failure in judged.failures)
-
-
-def _request(
-    case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits, nonce: str
-) -> dict[str, Any]:
-    return {
-        "nonce": nonce,
-        "code": artifact,
-        "setup": case.setup,
-        "entry_point": case.entry_point,
-        "checks": [plan.request() for plan in plans],
-        "check_cpu_s": limits.check_timeout_s,
-        # Wall time per check is generous: the CPU timer is the real per-check limit,
-        # the wall timer only stops a check that sleeps.
-        "check_wall_s": limits.check_timeout_s * 3,
-        "wall_s": limits.wall_s,
-        "results_bytes": limits.results_bytes,
-        "namespaces": limits.namespaces,
-        "limits": {
-            "cpu_s": limits.cpu_s,
-            "memory_bytes": limits.memory_bytes,
-            "attempt_memory_bytes": limits.memory_bytes,
-            "file_bytes": limits.file_bytes,
-            "tmp_bytes": limits.tmp_bytes,
-            "processes": limits.processes,
-        },
-    }
 
 
 def _infrastructure(case: Case, message: str, started: float) -> JudgeResult:

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -113,9 +114,7 @@ def _read_only_binds(prefix: Path) -> list[str]:
     if not str(prefix).startswith("/usr/"):
         # Same path inside, so the interpreter's own library paths still resolve; the
         # folders above it are created world-traversable and hold nothing else.
-        for parent in reversed(prefix.parents[:-1]):
-            args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", str(prefix), str(prefix)]
+        args += _extra_binds((prefix,))
     return args
 
 
@@ -351,3 +350,44 @@ class Sandbox:
 def _close_all(workers: list[Worker]) -> None:
     while workers:
         workers.pop().close()
+
+
+class LazySandbox:
+    """A judge's worker pool, started on first use and shared by the judge's threads.
+
+    Starting a pool detects bubblewrap and starts a worker (a second or more), so a
+    judge that never judges (a dry run, a suite check) never pays for it. A pool given
+    at construction (tests, a pipeline sharing one pool) is used as is. ``extras`` is
+    called once, at the start, for the files the judge's own code needs inside.
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        extras: Callable[[], SandboxExtras] | None = None,
+    ) -> None:
+        self._sandbox = sandbox
+        self._extras = extras
+        self._lock = threading.Lock()
+
+    def get(self) -> Sandbox:
+        """The pool, started now if this is its first use."""
+        with self._lock:
+            if self._sandbox is None:
+                extras = self._extras
+                self._sandbox = Sandbox.detect(extras()) if extras else Sandbox.detect()
+            return self._sandbox
+
+    @property
+    def started(self) -> Sandbox | None:
+        """The pool if it was given or started already, else None (never starts it)."""
+        return self._sandbox
+
+    def describe(self) -> str:
+        """The fences in force, in words (starts the pool to know them)."""
+        return self.get().description
+
+    def close(self) -> None:
+        """Stop the pool's idle workers, if it was ever started."""
+        if self._sandbox is not None:
+            self._sandbox.close()

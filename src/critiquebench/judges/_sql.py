@@ -11,14 +11,13 @@ that is not one SELECT (whole artifact, origin ""). See docs/suites.md, "sql".
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
 from critiquebench.judges._artifact import ArtifactFormat
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges._python import SandboxLimits
-from critiquebench.judges._sandbox import Sandbox
+from critiquebench.judges._sandbox import LazySandbox, Sandbox
 from critiquebench.judges._sql_compare import RowDifference, compare_rows
 from critiquebench.judges._sql_run import CheckRun, duckdb_extras, run_checks
 from critiquebench.judges._sql_spec import SqlCheckSpec, case_problems
@@ -83,20 +82,16 @@ class SqlJudge:
         self.limits = limits or SandboxLimits()
         self.max_defects_per_check = max_defects_per_check
         self.max_rows = max_rows
-        self._sandbox = sandbox
-        self._lock = threading.Lock()
+        self._pool = LazySandbox(sandbox, duckdb_extras)
 
     @property
     def sandbox(self) -> Sandbox:
         """The worker pool, started on first use with DuckDB visible inside it."""
-        with self._lock:
-            if self._sandbox is None:
-                self._sandbox = Sandbox.detect(duckdb_extras())
-            return self._sandbox
+        return self._pool.get()
 
     def describe(self) -> str:
         """The fences this judge applies, in words."""
-        return self.sandbox.description
+        return self._pool.describe()
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of the query ``artifact`` against every check of ``case``."""
@@ -123,13 +118,13 @@ class SqlJudge:
             defects = self._check_failures(check, run)
             failures += defects
             passed += not defects
-        note = self._sandbox.description if self._sandbox is not None else ""
+        pool = self._pool.started  # a query judged before it ran starts no workers
+        note = pool.description if pool is not None else ""
         return _result(case, failures, started, None, passed, note)
 
     def close(self) -> None:
         """Stop the sandbox workers (they also stop with this process)."""
-        if self._sandbox is not None:
-            self._sandbox.close()
+        self._pool.close()
 
     def _run(self, case: Case, query: str) -> list[CheckRun] | str:
         attempt = run_checks(self.sandbox, case, query, self.limits, self.max_rows)

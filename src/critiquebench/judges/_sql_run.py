@@ -3,7 +3,8 @@
 The sandbox receives the trusted harness (``_sql_harness.py``) as the attempt's code
 and, per check, one plain-data call: the fixture's DDL and INSERTs, the query and
 the limits. It never receives the expected rows. Its output is read here as hostile
-bytes, with the Python judge's own readers (``_interpret.py``).
+bytes, with the Python judge's own readers (``_interpret.py``); the request and its
+one retry are the Python judge's too (``_attempt.py``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.judges._interpret import _events, _starved, _unfinished
+from critiquebench.judges._attempt import attempt_request, judge_attempt
+from critiquebench.judges._interpret import host_starved, read_events, unfinished_failure
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
 from critiquebench.judges._plan import CandidateCall, PlannedCheck
-from critiquebench.judges._python import _request
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
 from critiquebench.judges._sql_spec import SqlCheckSpec
 from critiquebench.suites import Case, Check
@@ -89,12 +90,10 @@ def run_checks(
     limits = replace(limits, wall_s=wall)
     harness = Case(id=case.id, prompt="sql harness", entry_point=HARNESS_ENTRY, checks=())
     nonce = secrets.token_hex(16)
-    request = _request(harness, HARNESS_SOURCE.read_text(encoding="utf-8"), plans, limits, nonce)
+    harness_code = HARNESS_SOURCE.read_text(encoding="utf-8")
+    request = attempt_request(harness, harness_code, plans, limits, nonce)
     try:
-        try:
-            raw = sandbox.judge(request)
-        except SandboxUnavailable:
-            raw = sandbox.judge(request)  # one fresh worker decides, as for Python
+        raw = judge_attempt(sandbox, request)
     except SandboxUnavailable as exc:
         return AttemptRun([], f"sandbox unavailable: {exc}")
     return _read(len(plans), raw, nonce, limits)
@@ -127,9 +126,9 @@ def _read(count: int, raw: RawAttempt, nonce: str, limits: SandboxLimits) -> Att
         return AttemptRun(
             [], f"sandbox supervisor failed: {clean_text(report['supervisor_error'])}"
         )
-    if report.get("timed_out") and _starved(report, limits):
+    if report.get("timed_out") and host_starved(report, limits):
         return AttemptRun([], "the host was too loaded to run the query within its wall clock")
-    events, unreadable = _events(raw.output, nonce)
+    events, unreadable = read_events(raw.output, nonce)
     found: dict[int, CheckRun] = {}
     done = False
     for event in events:
@@ -147,7 +146,7 @@ def _read(count: int, raw: RawAttempt, nonce: str, limits: SandboxLimits) -> Att
                 found[index] = _check_run(event)
     if done and unreadable:
         return AttemptRun([], f"{unreadable} unreadable line(s) from the sql harness")
-    stopped = None if done else _unfinished(report, limits).message
+    stopped = None if done else unfinished_failure(report, limits).message
     runs = [
         found.get(index) or CheckRun("error", f"the query was stopped: {stopped}")
         for index in range(count)

@@ -69,16 +69,14 @@ def _judge_data_problems(judge_data: dict[str, Any]) -> list[str]:
         for name in judge_data
         if name not in _JUDGE_DATA_FIELDS
     ]
-    schema = judge_data.get("schema")
-    if not isinstance(schema, str) or not schema.strip():
-        problems.append(
-            "judge_data.schema: required, the DDL creating the fixture's tables, "
-            'e.g. "CREATE TABLE t (id INTEGER, name VARCHAR);"'
-        )
-    else:
-        problem = _statement_problem(schema, _SCHEMA_STATEMENTS, many=True)
-        if problem:
-            problems.append(f"judge_data.schema: {problem}")
+    problems += _script_problems(
+        "judge_data.schema",
+        judge_data.get("schema"),
+        _SCHEMA_STATEMENTS,
+        "required, the DDL creating the fixture's tables, "
+        'e.g. "CREATE TABLE t (id INTEGER, name VARCHAR);"',
+        required=True,
+    )
     return problems
 
 
@@ -88,13 +86,13 @@ def _check_problems(spec: dict[str, Any]) -> list[str]:
         for name in spec
         if name not in _CHECK_FIELDS
     ]
-    data = spec.get("data", "")
-    if not isinstance(data, str):
-        problems.append("field 'data': give the INSERT statements as one string")
-    elif data.strip():
-        problem = _statement_problem(data, _DATA_STATEMENTS, many=True)
-        if problem:
-            problems.append(f"field 'data': {problem}")
+    problems += _script_problems(
+        "field 'data'",
+        spec.get("data", ""),
+        _DATA_STATEMENTS,
+        "give the INSERT statements as one string",
+        required=False,
+    )
     problems += _expected_problems(spec.get("expected"))
     if not isinstance(spec.get("ordered", False), bool):
         problems.append("field 'ordered': give true or false")
@@ -102,6 +100,21 @@ def _check_problems(spec: dict[str, Any]) -> list[str]:
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0:
         problems.append("field 'tolerance': give a number >= 0, e.g. 0.01")
     return problems
+
+
+def _script_problems(
+    label: str, value: object, allowed: frozenset[str], fix: str, *, required: bool
+) -> list[str]:
+    """What is wrong with a fixture script (the schema's DDL, a check's INSERTs), each
+    message led by ``label``: ``fix`` when it is not a string (or, if ``required``,
+    blank), else why it is not SQL of the ``allowed`` statement kinds. A blank script
+    that is not required sets nothing up and is fine."""
+    if not isinstance(value, str) or (required and not value.strip()):
+        return [f"{label}: {fix}"]
+    if not value.strip():
+        return []
+    problem = _statement_problem(value, allowed, many=True)
+    return [f"{label}: {problem}"] if problem else []
 
 
 def _expected_problems(expected: Any) -> list[str]:

@@ -114,6 +114,40 @@ def test_an_anchor_no_heading_has_is_a_broken_anchor(judge: MarkdownJudge) -> No
     assert "#read-me" in (result.failures[0].expected or "")
 
 
+def test_every_field_of_link_defects_in_one_document(judge: MarkdownJudge) -> None:
+    doc = (
+        "# Read me\n\n## Docs\n\n"
+        "![pic]( img/a%20b.png?raw=1 ) [own](#nope)\n"
+        "[cfg](docs/config.md#missing) [dead](gone.md#x)\n"
+    )
+    result = judge(_case(LINKS, **FILES), doc)
+    listed = "LICENSE, docs/config.md, docs/install.md"
+    assert [
+        (f.code, f.file, f.line, f.expected, f.actual, f.message) for f in result.failures
+    ] == [
+        (
+            "broken_link", "## Docs", 5, f"a file next to the document (files: {listed})",
+            "img/a%20b.png?raw=1", "the image points to 'img/a b.png', which does not exist",
+        ),
+        (
+            "broken_anchor", "## Docs", 5, "an anchor of a heading (anchors: #docs, #read-me)",
+            "#nope", "no heading of 'this document' has the anchor #nope",
+        ),
+        (
+            "broken_anchor", "## Docs", 6,
+            "an anchor of a heading (anchors: #configuration, #options, #options-1)",
+            "docs/config.md#missing", "no heading of 'docs/config.md' has the anchor #missing",
+        ),
+        (
+            "broken_link", "## Docs", 6, f"a file next to the document (files: {listed})",
+            "gone.md#x", "the link points to 'gone.md', which does not exist",
+        ),
+    ]  # fmt: skip
+    assert {(f.kind, f.source, f.origin) for f in result.failures} == {
+        ("markdown", "links", "feedback")
+    }
+
+
 def test_a_link_inside_a_code_span_is_not_a_link(judge: MarkdownJudge) -> None:
     doc = "# Read me\n\nWrite `[x](missing.md)` to link.\n"
     assert _codes(judge(_case(LINKS, **FILES), doc)) == []

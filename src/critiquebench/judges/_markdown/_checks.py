@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from critiquebench.judges._failure import Failure
 from critiquebench.judges._markdown._code import canonical, parse_error
-from critiquebench.judges._markdown._document import Document, Heading, slugs_of
+from critiquebench.judges._markdown._document import Document, Heading, Link, slugs_of
 from critiquebench.judges._markdown._spelling import Speller
 from critiquebench.suites import Check
 
@@ -114,48 +114,56 @@ def check_links(check: Check, doc: Document, data: JudgeData, speller: Speller) 
     found: list[Failure] = []
     folders = {posixpath.dirname(path) for path in data.files}
     for link in doc.links:
-        target = link.target.strip()
-        if not target or _SCHEME.match(target):
-            continue
-        path, _, anchor = target.partition("#")
-        path = path.split("?", 1)[0]
-        what = "image" if link.image else "link"
-        if path:
-            resolved = normalise_path(path)
-            exists = resolved in (*data.files, ".") or any(
-                folder == resolved or folder.startswith(resolved + "/") for folder in folders
-            )
-            if not exists:
-                listed = ", ".join(sorted(data.files)[:12]) or "none"
-                found.append(
-                    _defect(
-                        check,
-                        "broken_link",
-                        link.where,
-                        link.line,
-                        expected=f"a file next to the document (files: {listed})",
-                        actual=target,
-                        message=f"the {what} points to '{resolved}', which does not exist",
-                    )
-                )
-                continue
-            anchors = data.anchors.get(resolved)
-        else:
-            anchors = doc.slugs
-        if anchor and anchors is not None and unquote(anchor).lower() not in anchors:
-            known = ", ".join(sorted(f"#{slug}" for slug in anchors)[:12]) or "none"
+        problem = _link_problem(link, doc, data, folders)
+        if problem is not None:
+            code, expected, message = problem
             found.append(
                 _defect(
                     check,
-                    "broken_anchor",
+                    code,
                     link.where,
                     link.line,
-                    expected=f"an anchor of a heading (anchors: {known})",
-                    actual=target,
-                    message=f"no heading of '{path or 'this document'}' has the anchor #{anchor}",
+                    expected=expected,
+                    actual=link.target.strip(),
+                    message=message,
                 )
             )
     return found
+
+
+def _link_problem(
+    link: Link, doc: Document, data: JudgeData, folders: set[str]
+) -> tuple[str, str, str] | None:
+    """What is wrong with one link, as (code, expected, message), or None."""
+    target = link.target.strip()
+    if not target or _SCHEME.match(target):
+        return None
+    path, _, anchor = target.partition("#")
+    path = path.split("?", 1)[0]
+    if path:
+        resolved = normalise_path(path)
+        exists = resolved in (*data.files, ".") or any(
+            folder == resolved or folder.startswith(resolved + "/") for folder in folders
+        )
+        if not exists:
+            listed = ", ".join(sorted(data.files)[:12]) or "none"
+            what = "image" if link.image else "link"
+            return (
+                "broken_link",
+                f"a file next to the document (files: {listed})",
+                f"the {what} points to '{resolved}', which does not exist",
+            )
+        anchors = data.anchors.get(resolved)
+    else:
+        anchors = doc.slugs
+    if anchor and anchors is not None and unquote(anchor).lower() not in anchors:
+        known = ", ".join(sorted(f"#{slug}" for slug in anchors)[:12]) or "none"
+        return (
+            "broken_anchor",
+            f"an anchor of a heading (anchors: {known})",
+            f"no heading of '{path or 'this document'}' has the anchor #{anchor}",
+        )
+    return None
 
 
 def check_code_blocks(

@@ -1,0 +1,60 @@
+"""One attempt in the sandbox: the request a judge sends, and the one retry it allows.
+
+The Python judge sends a candidate's code; the sql judge sends its trusted harness,
+with the query only as plain data of each check. Both speak to the same worker
+(``_worker.py`` reads the request) under the same retry policy, so both live here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+
+if TYPE_CHECKING:
+    from critiquebench.judges._plan import PlannedCheck
+    from critiquebench.judges._python import SandboxLimits
+    from critiquebench.suites import Case
+
+
+def attempt_request(
+    case: Case, code: str, plans: list[PlannedCheck], limits: SandboxLimits, nonce: str
+) -> dict[str, Any]:
+    """The worker's request for one attempt: define ``code`` after ``case.setup``, then
+    run each of ``plans`` against ``case.entry_point`` within ``limits``. The worker tags
+    every event it writes with ``nonce``; lines without it are not read as events."""
+    return {
+        "nonce": nonce,
+        "code": code,
+        "setup": case.setup,
+        "entry_point": case.entry_point,
+        "checks": [plan.request() for plan in plans],
+        "check_cpu_s": limits.check_timeout_s,
+        # Wall time per check is generous: the CPU timer is the real per-check limit,
+        # the wall timer only stops a check that sleeps.
+        "check_wall_s": limits.check_timeout_s * 3,
+        "wall_s": limits.wall_s,
+        "results_bytes": limits.results_bytes,
+        "namespaces": limits.namespaces,
+        "limits": {
+            "cpu_s": limits.cpu_s,
+            "memory_bytes": limits.memory_bytes,
+            "attempt_memory_bytes": limits.memory_bytes,
+            "file_bytes": limits.file_bytes,
+            "tmp_bytes": limits.tmp_bytes,
+            "processes": limits.processes,
+        },
+    }
+
+
+def judge_attempt(sandbox: Sandbox, request: dict[str, Any]) -> RawAttempt:
+    """Run one attempt; :class:`SandboxUnavailable` only when a fresh worker fails it too.
+
+    A worker can die for reasons of its own (the host killed it): one fresh worker
+    decides. Twice in a row is the attempt's doing only if the worker stays healthy
+    otherwise, so the second failure is raised as is.
+    """
+    try:
+        return sandbox.judge(request)
+    except SandboxUnavailable:
+        return sandbox.judge(request)

@@ -1,0 +1,130 @@
+"""The attempt API the Python and sql judges share: request, retry, and the readers of
+what came back (no worker is started: the sandbox here is a stand-in)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from critiquebench.judges._attempt import attempt_request, judge_attempt
+from critiquebench.judges._interpret import host_starved, read_events, unfinished_failure
+from critiquebench.judges._plan import plan_checks
+from critiquebench.judges._python import SandboxLimits
+from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxMode, SandboxUnavailable
+from tests.helpers import make_case
+
+_MODE = SandboxMode(False, ("/nonexistent/python",), map_users=False)
+_ANSWER = RawAttempt({"ok": True}, b"")
+
+
+class _Scripted(Sandbox):
+    """Answers each request with the next of ``outcomes`` (an exception is raised)."""
+
+    outcomes: list[RawAttempt | Exception]
+    calls: int = 0
+
+    def judge(self, request: dict[str, Any]) -> RawAttempt:
+        self.calls += 1
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+def _sandbox(*outcomes: RawAttempt | Exception) -> _Scripted:
+    sandbox = _Scripted(_MODE)
+    sandbox.outcomes = list(outcomes)
+    return sandbox
+
+
+def test_a_healthy_worker_is_asked_once() -> None:
+    sandbox = _sandbox(_ANSWER)
+    assert judge_attempt(sandbox, {}) is _ANSWER and sandbox.calls == 1
+
+
+def test_one_lost_worker_is_retried_on_a_fresh_one() -> None:
+    sandbox = _sandbox(SandboxUnavailable("killed"), _ANSWER)
+    assert judge_attempt(sandbox, {}) is _ANSWER and sandbox.calls == 2
+
+
+def test_two_lost_workers_in_a_row_raise_the_second_failure() -> None:
+    sandbox = _sandbox(SandboxUnavailable("first"), SandboxUnavailable("second"), _ANSWER)
+    with pytest.raises(SandboxUnavailable, match="second"):
+        judge_attempt(sandbox, {})
+    assert sandbox.calls == 2
+
+
+def test_other_errors_are_not_retried() -> None:
+    sandbox = _sandbox(RuntimeError("bug"), _ANSWER)
+    with pytest.raises(RuntimeError, match="bug"):
+        judge_attempt(sandbox, {})
+    assert sandbox.calls == 1
+
+
+def test_the_request_carries_the_case_the_plans_and_the_limits() -> None:
+    case = make_case(feedback=("assert add(1, 2) == 3",), heldout=())
+    case = case.model_copy(update={"setup": "import math"})
+    limits = SandboxLimits(wall_s=7.0, check_timeout_s=2.0, cpu_s=9, processes=4)
+    plans = plan_checks(case.checks, case.entry_point)
+    request = attempt_request(case, "def add(a, b): return a + b", plans, limits, "n0")
+    assert request == {
+        "nonce": "n0",
+        "code": "def add(a, b): return a + b",
+        "setup": "import math",
+        "entry_point": "add",
+        "checks": [plans[0].request()],
+        "check_cpu_s": 2.0,
+        "check_wall_s": 6.0,
+        "wall_s": 7.0,
+        "results_bytes": 1 << 20,
+        "namespaces": True,
+        "limits": {
+            "cpu_s": 9,
+            "memory_bytes": 1 << 30,
+            "attempt_memory_bytes": 1 << 30,
+            "file_bytes": 8 << 20,
+            "tmp_bytes": 64 << 20,
+            "processes": 4,
+        },
+    }
+    assert "3" not in json.dumps(request["checks"])  # the expected value stays in the parent
+
+
+def test_only_events_with_the_nonce_are_read() -> None:
+    lines = [
+        json.dumps({"n": "n0", "e": "check", "i": 0}),
+        "",
+        json.dumps({"n": "forged", "e": "done"}),
+        "not json",
+        json.dumps(["n0"]),
+        json.dumps({"n": "n0", "e": "done"}),
+    ]
+    events, unreadable = read_events("\n".join(lines).encode(), "n0")
+    assert [event["e"] for event in events] == ["check", "done"]
+    assert unreadable == 3
+
+
+def test_a_timeout_is_the_hosts_when_the_attempt_waited_over_half_its_wall_clock() -> None:
+    limits = SandboxLimits(wall_s=10.0)
+    assert host_starved({"run_queue_wait_s": 5.1}, limits)
+    assert not host_starved({"run_queue_wait_s": 5.0}, limits)
+    assert not host_starved({"run_queue_wait_s": "9"}, limits)
+    assert not host_starved({}, limits)
+
+
+@pytest.mark.parametrize(
+    ("report", "kind", "words"),
+    [
+        ({"timed_out": True}, "timeout", "exceeded its 10s wall clock"),
+        ({"flooded": True}, "crash", "exceeded 1048576 bytes"),
+        ({"memory_exceeded": True}, "crash", "more than 1024 MiB together"),
+        ({}, "crash", "died before finishing"),
+    ],
+)
+def test_an_unfinished_attempt_says_why_it_stopped(
+    report: dict[str, Any], kind: str, words: str
+) -> None:
+    failure = unfinished_failure(report, SandboxLimits(wall_s=10.0))
+    assert failure.kind == kind and words in failure.message
