@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
-import resource
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from critiquebench.peak_memory import peak_rss_mib
 
 T = TypeVar("T")
 
@@ -39,7 +40,8 @@ class ChildResult(Generic[T]):
 
     value: T
     peak_rss_mib: float
-    """Peak resident memory of the child process."""
+    """Peak resident memory of the child process itself (not its parent's, see
+    ``critiquebench.peak_memory``)."""
     seconds: float
     """Wall time from starting the child to the value."""
 
@@ -113,8 +115,7 @@ def _main(folder: Path, modules: list[str]) -> None:
         outcome: tuple[bool, Any] = (False, function(*args, **kwargs))
     except Exception as exc:  # handed to the parent, which raises it
         outcome = (True, exc)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    (folder / _RESULT).write_bytes(pickle.dumps((*outcome, peak)))
+    (folder / _RESULT).write_bytes(pickle.dumps((*outcome, peak_rss_mib())))
 
 
 if __name__ == "__main__":
