@@ -7,12 +7,12 @@ once, imports the modules named and runs an optional warm-up (work that needs no
 data, e.g. bundling the chart library), so all of that overlaps the parent's own
 work; at a raised ``nice`` value it takes only CPU time the parent leaves idle.
 ``call`` then hands it one function and its arguments (pickled, through a private
-file), the child returns to its normal priority, and ``result`` waits for the value
+file) and gives it back the parent's priority, and ``result`` waits for the value
 and what the child cost. A call can stop half-way until the parent lets it go on
 (``wait_for_parent`` in the child, ``go_on`` in the parent): e.g. read the run's
 files while another check runs, then report once the run's end is recorded.
 
-Run as ``python -m critiquebench.warm_child FOLDER NICE MODULE...``; the child starts
+Run as ``python -m critiquebench.warm_child FOLDER MODULE...``; the child starts
 the call when a line arrives on its standard input, and stops at end of input without one.
 """
 
@@ -68,22 +68,33 @@ class WarmChild(Generic[T]):
         self._folder = tempfile.TemporaryDirectory(prefix="critiquebench-child-")
         self._path = Path(self._folder.name)
         self._called = time.monotonic()
+        self._nice = nice
+        self._priority = os.getpriority(os.PRIO_PROCESS, 0)
         if warm_up is not None:
             (self._path / _WARM_UP).write_bytes(pickle.dumps(warm_up))
         # The child finds what this process finds (a user's own arm module, say).
         path = os.pathsep.join(entry for entry in sys.path if entry)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", __name__, str(self._path), str(nice), *modules],
+            [sys.executable, "-m", __name__, str(self._path), *modules],
             env={**os.environ, "PYTHONPATH": path},
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,  # libraries print progress bars there
             stderr=subprocess.PIPE,
         )
+        if nice:  # set from here, so that a call made at once cannot come before it
+            with contextlib.suppress(ProcessLookupError):
+                os.setpriority(os.PRIO_PROCESS, self._process.pid, min(self._priority + nice, 19))
 
     def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> None:
         """Start ``function(*args, **kwargs)`` in the child (a module-level function)."""
         (self._path / _CALL).write_bytes(pickle.dumps((function, args, kwargs)))
         self._called = time.monotonic()
+        if self._nice:
+            # The call is what this process waits for now, so the child gets its priority
+            # back at once, mid-import if need be: on a busy machine a niced child barely
+            # runs. Raising a priority needs privileges; without them it stays niced.
+            with contextlib.suppress(PermissionError, ProcessLookupError):
+                os.setpriority(os.PRIO_PROCESS, self._process.pid, self._priority)
         self._send()
 
     def go_on(self) -> None:
@@ -146,10 +157,7 @@ def wait_for_parent() -> bool:
     return bool(sys.stdin.readline())
 
 
-def _main(folder: Path, nice: int, modules: list[str]) -> None:
-    priority = os.getpriority(os.PRIO_PROCESS, 0)
-    if nice:
-        os.nice(nice)
+def _main(folder: Path, modules: list[str]) -> None:
     for module in modules:
         importlib.import_module(module)
     if (folder / _WARM_UP).exists():
@@ -158,11 +166,6 @@ def _main(folder: Path, nice: int, modules: list[str]) -> None:
             pickle.loads((folder / _WARM_UP).read_bytes())()
     if not sys.stdin.readline():  # the parent went away, or wants nothing after all
         return
-    if nice:
-        # The parent now waits for the call: back to its priority where that is allowed
-        # (raising a priority needs privileges; otherwise the call runs niced).
-        with contextlib.suppress(PermissionError):
-            os.setpriority(os.PRIO_PROCESS, 0, priority)
     function, args, kwargs = pickle.loads((folder / _CALL).read_bytes())
     try:
         outcome: tuple[bool, Any] = (False, function(*args, **kwargs))
@@ -172,4 +175,4 @@ def _main(folder: Path, nice: int, modules: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    _main(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:])
+    _main(Path(sys.argv[1]), sys.argv[2:])

@@ -26,10 +26,6 @@ def import_colorsys() -> None:
     import colorsys  # noqa: F401
 
 
-def write_priority(path: Path) -> None:
-    path.write_text(str(os.getpriority(os.PRIO_PROCESS, 0)), encoding="ascii")
-
-
 def priority() -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
 
@@ -59,13 +55,12 @@ def test_a_failing_warm_up_leaves_the_call_to_run() -> None:
     assert child.result(timeout_s=120).value == []
 
 
-def test_the_child_waits_niced_and_runs_the_call_at_the_parents_priority(tmp_path: Path) -> None:
-    mark = tmp_path / "priority"
-    child: WarmChild[int] = WarmChild([], warm_up=functools.partial(write_priority, mark), nice=7)
+def test_the_child_waits_niced_and_runs_the_call_at_the_parents_priority() -> None:
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    child: WarmChild[int] = WarmChild(["colorsys"], nice=7)
+    assert os.getpriority(os.PRIO_PROCESS, child._process.pid) == min(ours + 7, 19)
     child.call(priority)
     called = child.result(timeout_s=120).value
-    ours = os.getpriority(os.PRIO_PROCESS, 0)
-    assert int(mark.read_text(encoding="ascii")) == min(ours + 7, 19)
     # Raising a priority back needs privileges; without them the call stays niced.
     assert called == ours if os.geteuid() == 0 else called in (ours, min(ours + 7, 19))
 
