@@ -37,7 +37,7 @@ class PendingCheck:
         """Check the run's files as they are now (see ``check_run``)."""
         from critiquebench.quality._check import check_run  # its GX import is deferred
 
-        self._child.call(check_run, self.output, self.run_id)
+        self._child.call(check_run, self.output, self.run_id, forked=True)
 
     def result(self, timeout_s: float | None = None) -> ChildResult[QualityReport]:
         """The child's report, and its cost (see ``WarmChild.result``)."""
