@@ -13,6 +13,9 @@ import time
 from typing import Any
 from uuid import UUID
 
+# Prefect imports FastAPI's encoder (~0.3 s) when a flow run is created; imported with
+# this module instead, it loads while the temporary API server starts (see prefect_server).
+import fastapi.encoders  # noqa: F401
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
