@@ -92,7 +92,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
-    from critiquebench.cli import app, end_of_process
+    from critiquebench.cli import app
     from critiquebench.warm_child import ChildResult, WarmChild
 
     imported = time.time()
@@ -116,7 +116,6 @@ def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     code = app(argv, standalone_mode=False)
     if code:
         raise SystemExit(code)
-    end_of_process()  # as the console script does
     return {"imported": imported, "children_peak_rss_mib": children}
 
 

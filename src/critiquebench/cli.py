@@ -557,16 +557,4 @@ def power(
 
 def main() -> None:
     """Entry point of the ``critiquebench`` script."""
-    try:
-        app()
-    finally:
-        end_of_process()
-
-
-def end_of_process() -> None:
-    """The command is done and the process ends: spare it the cyclic garbage collection
-    on the way out (~0.5 s with Prefect, pydantic and LangGraph loaded). Everything the
-    command wrote is closed by now; the objects still go away with the process."""
-    import gc
-
-    gc.freeze()
+    app()
