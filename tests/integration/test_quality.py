@@ -322,13 +322,14 @@ def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path)
 def test_the_check_in_a_child_process_gives_the_same_report(
     clean_output: Path, tmp_path: Path
 ) -> None:
+    from critiquebench.analysis import connect
     from critiquebench.quality._isolated import check_isolated
 
     copy = tmp_path / "runs"
     shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
     for name in ("duplicate unit", "orphan call", "errored unit counted as passed"):
         CORRUPTIONS[name][0](copy / RUN_ID)
-    checked = check_isolated(copy, RUN_ID)
+    checked = check_isolated(RUN_ID, connect(copy, [RUN_ID], snapshot=True))
     report = check_run(copy, RUN_ID)
     assert not report.passed and report.unfinished
     assert checked.value == report  # every outcome, offending row and note alike
@@ -343,8 +344,10 @@ def test_the_flows_process_never_imports_great_expectations_or_pandas(
 import sys
 from pathlib import Path
 import flows.ab_matrix
+from critiquebench.analysis import connect
 from critiquebench.quality._isolated import check_isolated
-checked = check_isolated(Path({str(clean_output)!r}), {RUN_ID!r})
+tables = connect(Path({str(clean_output)!r}), [{RUN_ID!r}], snapshot=True)
+checked = check_isolated({RUN_ID!r}, tables)
 heavy = sorted({{"great_expectations", "pandas"}} & set(sys.modules))
 print(checked.value.passed, heavy)
 """
@@ -357,6 +360,6 @@ print(checked.value.passed, heavy)
 def test_a_child_that_dies_is_an_error_that_says_why(tmp_path: Path) -> None:
     from critiquebench.quality._isolated import PendingCheck
 
-    pending = PendingCheck(tmp_path, RUN_ID)
+    pending = PendingCheck(RUN_ID)
     with pytest.raises(RuntimeError, match="exited with code 0 and no result"):
         pending.result()  # nothing was sent: the child reads end of input and stops

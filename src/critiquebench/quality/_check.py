@@ -96,16 +96,12 @@ def _outcome(
 
 
 def check_run(
-    output: Path,
-    run_id: str,
-    tables: duckdb.DuckDBPyConnection | None = None,
-    *,
-    forked: bool = False,
+    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> QualityReport:
     """Validate every table of one run against its suite; the Parquet files are only read.
 
     ``tables``: the run's tables already open (see ``load_tables``); else this run's
-    files, and no other run's, are read. ``forked``: see ``check_frames``.
+    files, and no other run's, are read.
     """
     run_dir = output / run_id
     if not run_dir.is_dir():
@@ -113,7 +109,7 @@ def check_run(
     from critiquebench.quality._load import load_tables  # reads files: analysis's views
 
     frames, retry_limit = load_tables(output, run_id, tables)
-    return check_frames(run_id, frames, retry_limit, forked=forked)
+    return check_frames(run_id, frames, retry_limit)
 
 
 def check_frames(

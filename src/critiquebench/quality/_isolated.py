@@ -4,40 +4,37 @@ Great Expectations and pandas take ~270 MiB and seconds of CPU to import, and a
 process that imported them keeps that memory to its end. So a run's process starts
 this child (a ``WarmChild``) when the run starts, at a low CPU priority: it imports
 them while the units run, on CPU time the judges leave idle. Once the units are
-done the child reads the run's files itself (only this run's, read-only), validates
-them, returns the report and exits; the run's process holds none of that data.
+done the run's process scans the run's files and hands over the check's tables
+(Arrow); the child validates them, returns the report and exits. The scan stays
+in the run's process: in the child its DuckDB buffers (~85 MiB for 984 units) would
+add to the imports' peak. Nothing in the child reads or writes the run's files.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import duckdb
+import pyarrow as pa
 
 from critiquebench.quality._report import QualityReport
 from critiquebench.warm_child import ChildResult, WarmChild
 
-_HEAVY = (
-    "great_expectations",
-    "pandas",
-    "critiquebench.quality._suites",
-    "critiquebench.quality._load",
-    "critiquebench.quality._check",
-)
+_HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites", __name__)
 
 
 class PendingCheck:
-    """A check waiting in a child process: ``start`` it once the run's rows are in,
-    then wait for ``result``. ``nice``: the child's lower CPU priority until then."""
+    """A check waiting in a child process: ``send`` the tables once the run's rows are
+    in, then wait for ``result``. ``nice``: the child's lower CPU priority until then."""
 
-    def __init__(self, output: Path, run_id: str, nice: int = 0) -> None:
-        self.output = output
+    def __init__(self, run_id: str, nice: int = 0) -> None:
         self.run_id = run_id
         self._child: WarmChild[QualityReport] = WarmChild(_HEAVY, nice=nice)
 
-    def start(self) -> None:
-        """Check the run's files as they are now (see ``check_run``)."""
-        from critiquebench.quality._check import check_run  # its GX import is deferred
+    def send(self, tables: duckdb.DuckDBPyConnection) -> None:
+        """Hand over the run's tables (``connect(..., snapshot=True)``); the check starts."""
+        from critiquebench.quality._load import derived_tables
 
-        self._child.call(check_run, self.output, self.run_id, forked=True)
+        derived, retry_limit = derived_tables(tables)
+        self._child.call(check_arrow, self.run_id, derived, retry_limit)
 
     def result(self, timeout_s: float | None = None) -> ChildResult[QualityReport]:
         """The child's report, and its cost (see ``WarmChild.result``)."""
@@ -48,8 +45,19 @@ class PendingCheck:
         self._child.close()
 
 
-def check_isolated(output: Path, run_id: str) -> ChildResult[QualityReport]:
-    """``check_run`` of a run, in a child process (see the module doc)."""
-    pending = PendingCheck(output, run_id)
-    pending.start()
+def check_isolated(run_id: str, tables: duckdb.DuckDBPyConnection) -> ChildResult[QualityReport]:
+    """``check_run`` of a run's open tables, in a child process (see the module doc)."""
+    pending = PendingCheck(run_id)
+    pending.send(tables)
     return pending.result()
+
+
+def check_arrow(
+    run_id: str, derived: dict[str, pa.Table], retry_limit: int | None
+) -> QualityReport:
+    """``check_frames`` of the tables ``derived_tables`` gives (what the child runs), with
+    ``cases`` validated in a fork meanwhile: the child does nothing else."""
+    from critiquebench.quality._check import check_frames
+
+    frames = {table: data.to_pandas() for table, data in derived.items()}
+    return check_frames(run_id, frames, retry_limit, forked=True)
