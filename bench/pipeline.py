@@ -16,6 +16,8 @@ of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
 flow's data-quality check and reports run in child processes, whose peaks are printed apart.
+Every peak is the process's own VmHWM (see critiquebench.peak_memory): ru_maxrss would
+carry over the high-water mark of the process that spawned it.
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
@@ -26,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -136,7 +137,9 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
 def _child(args: argparse.Namespace) -> None:
     stamps = (child_flow if args.child == "flow" else child_library)(args)
     stamps["returned"] = time.time()
-    stamps["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from critiquebench.peak_memory import peak_rss_mib
+
+    stamps["peak_rss_mib"] = peak_rss_mib()
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
 

@@ -13,13 +13,16 @@ import time
 from typing import Any
 from uuid import UUID
 
+# Prefect imports FastAPI's encoder (~0.3 s) when a flow run is created; imported with
+# this module instead, it loads while the temporary API server starts (see prefect_server).
+import fastapi.encoders  # noqa: F401
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
-from critiquebench.analysis import RunReport, connect
+from critiquebench.analysis import connect
 from critiquebench.pipeline import (
     RunConfig,
     RunIncomplete,
@@ -29,12 +32,11 @@ from critiquebench.pipeline import (
     start_run,
     unit_batches,
 )
-from critiquebench.pipeline._report_child import REPORT_MODULES
+from critiquebench.pipeline._report_child import PendingReport
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
 from critiquebench.quality._isolated import PendingCheck
 from critiquebench.suites import Case
-from critiquebench.warm_child import WarmChild
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
 from tasks.run_unit import BatchDone, run_units_task
@@ -48,6 +50,8 @@ folders): their parameter defaults to None, "compute it then", so a deployment m
 on one machine does not freeze another machine's paths or one run's id."""
 
 _PROGRESS_EVERY_S = 1.0
+_CHILD_NICE = 10
+"""How much lower the check's and the report's children run until they are called."""
 
 
 def _run_batches(
@@ -134,9 +138,28 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     on Ray (``ray``); see tasks/runners.py.
     """
     config = config_from_parameters(parameters)
-    logger = get_run_logger()
     key = re.sub(r"[^a-z0-9-]+", "-", config.run_id.lower())
     units_runner = make_task_runner(config.task_runner, config.max_concurrency, config.dask_address)
+    # The data-quality check (Great Expectations) and the reports (charts) run in child
+    # processes, their memory gone with them (see critiquebench.warm_child). They start
+    # now, at a low CPU priority, so their imports use what the units leave idle.
+    checker = PendingCheck(config.run_id, nice=_CHILD_NICE)
+    reporter = PendingReport(nice=_CHILD_NICE)
+    try:
+        return _run_and_check(config, units_runner, checker, reporter, key)
+    finally:
+        checker.close()  # children whose results were never asked for (the run failed)
+        reporter.close()
+
+
+def _run_and_check(
+    config: RunConfig,
+    units_runner: TaskRunner[Any],
+    checker: PendingCheck,
+    reporter: PendingReport,
+    key: str,
+) -> dict[str, Any]:
+    logger = get_run_logger()
     plan = start_run(config)
     total = len(plan.work)
     logger.info(
@@ -148,17 +171,15 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
-    # The quality check (Great Expectations) and the reports (charts) run in child
-    # processes that import what they need while this one scans the run's files for
-    # the check; their memory goes away with them (see critiquebench.warm_child).
-    pending = PendingCheck(config.run_id)
-    reporter: WarmChild[RunReport] = WarmChild(REPORT_MODULES)
+    # The report's child reads the run's files while this process does for the check;
+    # it reports (the run's status included) once finish_run has recorded the run's end.
+    reporter.prepare(config.output, config.run_id, config.prices, config.target)
     tables = connect(config.output, [config.run_id], snapshot=True)
-    quality = check_quality_task(pending, tables, key)
+    quality = check_quality_task(checker, tables, key)
     tables.close()
     end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
     write_reports_task(
-        config.output, config.run_id, config.prices, config.target, key, child=reporter
+        config.output, config.run_id, config.prices, config.target, key, pending=reporter
     )
     if not quality.passed:
         raise QualityCheckFailed(quality)

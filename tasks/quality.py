@@ -15,9 +15,9 @@ from critiquebench.quality._isolated import PendingCheck
 def check_quality_task(
     pending: PendingCheck, tables: duckdb.DuckDBPyConnection, artifact_key: str
 ) -> QualityReport:
-    """Validate every table of the run in the child process ``pending`` (started early,
-    so Great Expectations is imported there while this process scans the files) from
-    ``tables``, the run's one scan (shared with the report); publish the outcome."""
+    """Validate every table of the run from ``tables`` (the run's files, scanned once)
+    in the child process ``pending`` (started with the run, so Great Expectations is
+    imported there while the units run); publish the outcome."""
     pending.send(tables)
     checked = pending.result()
     get_run_logger().info(

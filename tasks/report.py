@@ -16,8 +16,7 @@ from critiquebench.analysis import (
     report_markdown,
     write_reports,
 )
-from critiquebench.pipeline._report_child import report_of
-from critiquebench.warm_child import WarmChild
+from critiquebench.pipeline._report_child import PendingReport
 
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
@@ -28,23 +27,24 @@ def write_reports_task(
     target: float,
     artifact_key: str,
     tables: duckdb.DuckDBPyConnection | None = None,
-    child: WarmChild[RunReport] | None = None,
+    pending: PendingReport | None = None,
 ) -> RunReport:
     """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
 
     The report is computed once; every output here renders that one report.
     ``tables``: the run's tables already read (shared with the quality check).
-    ``child``: a child process that imported the analysis ahead of time; the report
-    is then built there, from its own scan of the run's files, and the memory that
-    building and rendering it (charts) takes goes away with the child.
+    ``pending``: a child process that imported the analysis ahead of time and has read
+    the run's files (``PendingReport.prepare``, with these settings); the report is
+    then built there, and the memory that building and rendering it (charts) takes
+    goes away with the child.
     """
-    price_table = load_prices(prices)
-    if child is None:
-        report = write_reports(output, run_id, prices=price_table, target=target, tables=tables)
+    if pending is None:
+        report = write_reports(
+            output, run_id, prices=load_prices(prices), target=target, tables=tables
+        )
         built = report.report
     else:
-        child.call(report_of, output, run_id, price_table, target)
-        done = child.result()
+        done = pending.result()
         get_run_logger().info(
             "reports written in a child process (peak RSS %.0f MiB, %.1f s)",
             done.peak_rss_mib, done.seconds,

@@ -215,7 +215,6 @@ app.command(cls=TypedNamesCommand)(
 
 def _execute(config: RunConfig) -> None:
     """Run the flow for ``config``, then print the report and the files written."""
-    from critiquebench.pipeline import RunIncomplete
     from critiquebench.prefect_env import configure_prefect_environment
     from critiquebench.prefect_server import local_prefect_api
 
@@ -223,6 +222,7 @@ def _execute(config: RunConfig) -> None:
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
     # The temporary Prefect API starts first, so its start-up overlaps the imports below.
     with local_prefect_api() as server:
+        from critiquebench.pipeline import RunIncomplete
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
         console.print(

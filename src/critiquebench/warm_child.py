@@ -3,20 +3,25 @@
 A run's process keeps every module it imports, and the memory the module's work
 touched, to its end: Great Expectations and pandas for the data-quality check
 (~270 MiB), the chart renderer for the report (~90 MiB). A ``WarmChild`` starts at
-once and imports the modules named, so that the import overlaps the parent's own
-work; ``call`` then hands it one function and its arguments (pickled, through a
-private file), and ``result`` waits for the value and what the child cost.
+once, imports the modules named and runs an optional warm-up (work that needs no
+data, e.g. bundling the chart library), so all of that overlaps the parent's own
+work; at a raised ``nice`` value it takes only CPU time the parent leaves idle.
+``call`` then hands it one function and its arguments (pickled, through a private
+file) and gives it back the parent's priority, and ``result`` waits for the value
+and what the child cost. A call can stop half-way until the parent lets it go on
+(``wait_for_parent`` in the child, ``go_on`` in the parent): e.g. read the run's
+files while another check runs, then report once the run's end is recorded.
 
-Run as ``python -m critiquebench.warm_child FOLDER MODULE...``; the child starts the
-call when a line arrives on its standard input, and stops at end of input without one.
+Run as ``python -m critiquebench.warm_child FOLDER MODULE...``; the child starts
+the call when a line arrives on its standard input, and stops at end of input without one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
-import resource
 import subprocess
 import sys
 import tempfile
@@ -26,11 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from critiquebench.peak_memory import peak_rss_mib
+
 T = TypeVar("T")
 
 _STDERR_SHOWN = 2000
 _CALL = "call.pickle"
 _RESULT = "result.pickle"
+_WARM_UP = "warm_up.pickle"
 
 
 @dataclass(frozen=True)
@@ -39,19 +47,31 @@ class ChildResult(Generic[T]):
 
     value: T
     peak_rss_mib: float
-    """Peak resident memory of the child process."""
+    """Peak resident memory of the child process itself (not its parent's, see
+    ``critiquebench.peak_memory``)."""
     seconds: float
-    """Wall time from starting the child to the value."""
+    """Wall time from the call to the value."""
 
 
 class WarmChild(Generic[T]):
-    """A child process that imports ``modules`` now and runs one call later."""
+    """A child process that imports ``modules`` now and runs one call later.
 
-    def __init__(self, modules: Sequence[str]) -> None:
+    ``warm_up``: a module-level function the child runs after the imports, before the
+    call (its value is dropped; what it caches stays). ``nice``: how much lower the
+    child's CPU priority is until the call arrives (0: as the parent's).
+    """
+
+    def __init__(
+        self, modules: Sequence[str], warm_up: Callable[[], object] | None = None, nice: int = 0
+    ) -> None:
         self.modules = tuple(modules)
         self._folder = tempfile.TemporaryDirectory(prefix="critiquebench-child-")
         self._path = Path(self._folder.name)
-        self._started = time.monotonic()
+        self._called = time.monotonic()
+        self._nice = nice
+        self._priority = os.getpriority(os.PRIO_PROCESS, 0)
+        if warm_up is not None:
+            (self._path / _WARM_UP).write_bytes(pickle.dumps(warm_up))
         # The child finds what this process finds (a user's own arm module, say).
         path = os.pathsep.join(entry for entry in sys.path if entry)
         self._process = subprocess.Popen(
@@ -61,16 +81,42 @@ class WarmChild(Generic[T]):
             stdout=subprocess.DEVNULL,  # libraries print progress bars there
             stderr=subprocess.PIPE,
         )
+        if nice:  # set from here, so that a call made at once cannot come before it
+            with contextlib.suppress(ProcessLookupError):
+                os.setpriority(os.PRIO_PROCESS, self._process.pid, min(self._priority + nice, 19))
 
     def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> None:
         """Start ``function(*args, **kwargs)`` in the child (a module-level function)."""
         (self._path / _CALL).write_bytes(pickle.dumps((function, args, kwargs)))
+        self._called = time.monotonic()
+        if self._nice:
+            # The call is what this process waits for now, so the child gets its priority
+            # back at once, mid-import if need be: on a busy machine a niced child barely
+            # runs. Raising a priority needs privileges; without them it stays niced.
+            with contextlib.suppress(PermissionError, ProcessLookupError):
+                os.setpriority(os.PRIO_PROCESS, self._process.pid, self._priority)
+        self._send()
+
+    def go_on(self) -> None:
+        """Let the call go on past its ``wait_for_parent``."""
+        self._send()
+
+    def _send(self) -> None:
         assert self._process.stdin is not None
         try:
             self._process.stdin.write(b"go\n")
             self._process.stdin.flush()  # result() closes it
         except BrokenPipeError:  # it died early; result() says why
             pass
+
+    def close(self) -> None:
+        """Stop a child whose result is not wanted (any more), and remove its files.
+
+        Nothing to do after ``result``."""
+        if self._process.returncode is None:
+            self._process.kill()
+            self._process.communicate()
+        self._folder.cleanup()
 
     def result(self, timeout_s: float | None = None) -> ChildResult[T]:
         """The call's value; an exception it raised is raised here.
@@ -100,12 +146,24 @@ class WarmChild(Generic[T]):
             self._folder.cleanup()
         if failed:
             raise value
-        return ChildResult(value, peak, time.monotonic() - self._started)
+        return ChildResult(value, peak, time.monotonic() - self._called)
+
+
+def wait_for_parent() -> bool:
+    """In a call running in a ``WarmChild``: wait until the parent calls ``go_on``.
+
+    False when the parent went away (or closed the child's input) instead.
+    """
+    return bool(sys.stdin.readline())
 
 
 def _main(folder: Path, modules: list[str]) -> None:
     for module in modules:
         importlib.import_module(module)
+    if (folder / _WARM_UP).exists():
+        # Only work done ahead: if it fails, the call does it again and says why.
+        with contextlib.suppress(Exception):
+            pickle.loads((folder / _WARM_UP).read_bytes())()
     if not sys.stdin.readline():  # the parent went away, or wants nothing after all
         return
     function, args, kwargs = pickle.loads((folder / _CALL).read_bytes())
@@ -113,8 +171,7 @@ def _main(folder: Path, modules: list[str]) -> None:
         outcome: tuple[bool, Any] = (False, function(*args, **kwargs))
     except Exception as exc:  # handed to the parent, which raises it
         outcome = (True, exc)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    (folder / _RESULT).write_bytes(pickle.dumps((*outcome, peak)))
+    (folder / _RESULT).write_bytes(pickle.dumps((*outcome, peak_rss_mib())))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,10 +11,13 @@ import duckdb
 from rich.console import Console
 from rich.markdown import Markdown
 
+from critiquebench.quality._fork import both
 from critiquebench.quality._report import ExpectationOutcome, QualityReport
 
 if TYPE_CHECKING:
     from great_expectations.core import ExpectationValidationResult
+
+    from critiquebench.quality._suites import ArmSpecs
 
 Frame = Any
 """A pandas DataFrame (pandas ships no type information)."""
@@ -108,25 +112,57 @@ def check_run(
     return check_frames(run_id, frames, retry_limit)
 
 
-def check_frames(run_id: str, frames: dict[str, Frame], retry_limit: int | None) -> QualityReport:
-    """Validate a run's tables, as ``load_tables`` gives them, against their suites."""
-    # Imported here: Great Expectations takes seconds to import, and only this needs it.
-    from critiquebench.quality._suites import ROW_KEYS, arms_of_run, build_suite, ephemeral_context
+def check_frames(
+    run_id: str, frames: dict[str, Frame], retry_limit: int | None, *, forked: bool = False
+) -> QualityReport:
+    """Validate a run's tables, as ``load_tables`` gives them, against their suites.
+
+    ``forked``: validate ``cases`` (half the work) in a fork of this process meanwhile
+    (see ``_fork``), for a process that does nothing else.
+    """
+    from critiquebench.quality._suites import arms_of_run
 
     arms = arms_of_run(frames["runs"])
     parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
+    if forked:
+        apart = ("cases",)
+        rest = tuple(table for table in frames if table not in apart)
+        there, here = both(
+            partial(_validate, apart, frames, arms, parameters),
+            partial(_validate, rest, frames, arms, parameters),
+        )
+        found = {**there, **here}
+    else:
+        found = _validate(tuple(frames), frames, arms, parameters)
+    results = [outcome for table in frames for outcome in found[table]]
+    unfinished, missing = _unfinished(frames)
+    return QualityReport(run_id, all(r.success for r in results), results, unfinished, missing)
+
+
+def _validate(
+    tables: tuple[str, ...],
+    frames: dict[str, Frame],
+    arms: ArmSpecs,
+    parameters: dict[str, Any],
+) -> dict[str, list[ExpectationOutcome]]:
+    """The outcomes of ``tables`` (of ``frames``) against their suites, by table."""
+    if not tables:
+        return {}
+    # Imported here: Great Expectations takes seconds to import, and only this needs it.
+    from critiquebench.quality._suites import ROW_KEYS, build_suite, ephemeral_context
+
     source = ephemeral_context().data_sources.add_pandas("critiquebench")
-    results: list[ExpectationOutcome] = []
-    for table, frame in frames.items():
+    found: dict[str, list[ExpectationOutcome]] = {}
+    for table in tables:
+        frame = frames[table]
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
         # Validated straight on the batch: a validation definition would also store the
         # suite, itself and its results in the context, which nothing here reads again.
         validation = batch.get_batch(batch_parameters={"dataframe": frame}).validate(
             build_suite(table, arms), expectation_parameters=parameters, result_format=_FORMAT
         )
-        results += [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
-    unfinished, missing = _unfinished(frames)
-    return QualityReport(run_id, all(r.success for r in results), results, unfinished, missing)
+        found[table] = [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
+    return found
 
 
 def _unfinished(frames: dict[str, Frame]) -> tuple[tuple[dict[str, Any], ...], int]:

@@ -2,10 +2,12 @@
 
 Great Expectations and pandas take ~270 MiB and seconds of CPU to import, and a
 process that imported them keeps that memory to its end. So a run's process starts
-this child (a ``WarmChild``) as its units finish; the child imports them while the
-parent scans the run's files for its report. The parent then hands over the check's
-tables from that one scan (Arrow), and the child validates them, returns the report
-and exits. Nothing in the child reads or writes the run's files.
+this child (a ``WarmChild``) when the run starts, at a low CPU priority: it imports
+them while the units run, on CPU time the judges leave idle. Once the units are
+done the run's process scans the run's files and hands over the check's tables
+(Arrow); the child validates them, returns the report and exits. The scan stays
+in the run's process: in the child its DuckDB buffers (~85 MiB for 984 units) would
+add to the imports' peak. Nothing in the child reads or writes the run's files.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ import pyarrow as pa
 from critiquebench.quality._report import QualityReport
 from critiquebench.warm_child import ChildResult, WarmChild
 
-_HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites")
+_HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites", __name__)
 
 
 class PendingCheck:
-    """A check starting in a child process: ``send`` the tables, then wait for ``result``."""
+    """A check waiting in a child process: ``send`` the tables once the run's rows are
+    in, then wait for ``result``. ``nice``: the child's lower CPU priority until then."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, nice: int = 0) -> None:
         self.run_id = run_id
-        self._child: WarmChild[QualityReport] = WarmChild(_HEAVY)
+        self._child: WarmChild[QualityReport] = WarmChild(_HEAVY, nice=nice)
 
     def send(self, tables: duckdb.DuckDBPyConnection) -> None:
         """Hand over the run's tables (``connect(..., snapshot=True)``); the check starts."""
@@ -37,6 +40,10 @@ class PendingCheck:
         """The child's report, and its cost (see ``WarmChild.result``)."""
         return self._child.result(timeout_s)
 
+    def close(self) -> None:
+        """Stop the child without a check (the run ended early)."""
+        self._child.close()
+
 
 def check_isolated(run_id: str, tables: duckdb.DuckDBPyConnection) -> ChildResult[QualityReport]:
     """``check_run`` of a run's open tables, in a child process (see the module doc)."""
@@ -48,8 +55,9 @@ def check_isolated(run_id: str, tables: duckdb.DuckDBPyConnection) -> ChildResul
 def check_arrow(
     run_id: str, derived: dict[str, pa.Table], retry_limit: int | None
 ) -> QualityReport:
-    """``check_frames`` of the tables ``derived_tables`` gives (what the child runs)."""
+    """``check_frames`` of the tables ``derived_tables`` gives (what the child runs), with
+    ``cases`` validated in a fork meanwhile: the child does nothing else."""
     from critiquebench.quality._check import check_frames
 
     frames = {table: data.to_pandas() for table, data in derived.items()}
-    return check_frames(run_id, frames, retry_limit)
+    return check_frames(run_id, frames, retry_limit, forked=True)

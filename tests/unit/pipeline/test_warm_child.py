@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from critiquebench.warm_child import WarmChild
+from critiquebench.warm_child import WarmChild, wait_for_parent
 
 
 def loaded(names: list[str]) -> list[str]:
@@ -19,12 +22,74 @@ def fails(message: str) -> None:
     raise ValueError(message)
 
 
+def import_colorsys() -> None:
+    import colorsys  # noqa: F401
+
+
+def priority() -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def waits(path: Path) -> bool:
+    path.write_text("waiting", encoding="ascii")
+    return wait_for_parent()
+
+
 def test_the_child_imports_ahead_and_returns_the_value_and_its_cost() -> None:
     child: WarmChild[list[str]] = WarmChild(["colorsys"])
     child.call(loaded, ["colorsys", "great_expectations"])
     done = child.result(timeout_s=120)
     assert done.value == ["colorsys"]  # imported ahead, and nothing else of the parent's
     assert done.peak_rss_mib > 1 and done.seconds > 0
+
+
+def test_the_warm_up_runs_before_the_call() -> None:
+    child: WarmChild[list[str]] = WarmChild([], warm_up=import_colorsys)
+    child.call(loaded, ["colorsys", "great_expectations"])
+    assert child.result(timeout_s=120).value == ["colorsys"]  # only the warm-up imported it
+
+
+def test_a_failing_warm_up_leaves_the_call_to_run() -> None:
+    child: WarmChild[list[str]] = WarmChild([], warm_up=functools.partial(fails, "warm"))
+    child.call(loaded, ["colorsys"])
+    assert child.result(timeout_s=120).value == []
+
+
+def test_the_child_waits_niced_and_runs_the_call_at_the_parents_priority() -> None:
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    child: WarmChild[int] = WarmChild(["colorsys"], nice=7)
+    assert os.getpriority(os.PRIO_PROCESS, child._process.pid) == min(ours + 7, 19)
+    child.call(priority)
+    called = child.result(timeout_s=120).value
+    # Raising a priority back needs privileges; without them the call stays niced.
+    assert called == ours if os.geteuid() == 0 else called in (ours, min(ours + 7, 19))
+
+
+def test_a_call_waits_for_the_parent_to_let_it_go_on(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    child: WarmChild[bool] = WarmChild([])
+    child.call(waits, mark)
+    deadline = time.monotonic() + 120
+    while not mark.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert child._process.poll() is None  # still waiting: it was not let go on
+    child.go_on()
+    assert child.result(timeout_s=120).value is True
+
+
+def test_a_waiting_call_learns_the_parent_gave_up(tmp_path: Path) -> None:
+    child: WarmChild[bool] = WarmChild([])
+    child.call(waits, tmp_path / "mark")
+    assert child.result(timeout_s=120).value is False  # its input closed, no go-ahead
+
+
+def test_close_stops_a_child_never_called() -> None:
+    child: WarmChild[None] = WarmChild(["colorsys"])
+    folder = child._path
+    child.close()
+    assert child._process.returncode is not None and not folder.exists()
+    child.close()  # twice is harmless
 
 
 def test_an_exception_in_the_call_is_raised_in_the_parent() -> None:
@@ -64,3 +129,49 @@ def test_the_report_built_in_a_child_is_the_one_built_here(tmp_path: Path) -> No
     assert read_report(tmp_path / "child", "r") == built  # the files were written there
     html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
     assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from critiquebench.analysis import write_reports
+    from critiquebench.pipeline import ResultStore
+    from critiquebench.pipeline import _report_child as report_child
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    units = [FakeUnit(f"c{i}", arm, 0, (1,)) for i in range(3) for arm in "AB"]
+    for folder in ("child", "here"):
+        write_run(tmp_path / folder, "r", units)
+
+    def finish(folder: Path) -> None:  # what finish_run does meanwhile: a new runs row
+        store = ResultStore(folder)
+        store.write_run_row("r", "start-1", {**store.run_rows("r")[0], "status": "failed"})
+
+    def go_ahead() -> bool:
+        finish(tmp_path / "child")
+        return True
+
+    monkeypatch.setattr(report_child, "wait_for_parent", go_ahead)
+    built = report_child.report_when_asked(tmp_path / "child", "r", tmp_path / "none", 0.8)
+    finish(tmp_path / "here")
+    assert built.meta.status == "failed"
+    assert built == write_reports(tmp_path / "here", "r", target=0.8).report
+
+
+def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
+    from critiquebench.analysis import write_reports
+    from critiquebench.pipeline._report_child import PendingReport
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    units = [
+        FakeUnit(f"c{i}", arm, 0, (2, 0) if arm == "B" else (1,)) for i in range(4) for arm in "AB"
+    ]
+    write_run(tmp_path / "child", "r", units)
+    write_run(tmp_path / "here", "r", units)
+    pending = PendingReport(nice=5)
+    with pytest.raises(RuntimeError, match="before prepare"):
+        pending.result()
+    pending.prepare(tmp_path / "child", "r", tmp_path / "no-prices.json", 0.8)
+    done = pending.result(timeout_s=300)
+    pending.close()
+    assert done.value == write_reports(tmp_path / "here", "r", target=0.8).report
