@@ -95,12 +95,6 @@ def test_limit_keeps_the_first_cases() -> None:
     assert [c.id for c in load_suite("humaneval", limit=2)] == ["HumanEval/0", "HumanEval/1"]
 
 
-def test_humaneval_canonical_solutions_pass_every_check() -> None:
-    judge = PythonJudge()
-    failing = [c.id for c in load_suite("humaneval") if not judge(c, c.reference_solution).passed]
-    assert failing == []
-
-
 def test_loading_reports_the_first_problem_and_counts_the_others(tmp_path: Path) -> None:
     path = _write(tmp_path, "{bad", json.dumps(GOOD), "[1]", json.dumps(GOOD))
     with pytest.raises(SuiteFormatError, match=r"and 2 more problem\(s\)") as caught:
