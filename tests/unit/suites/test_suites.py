@@ -70,12 +70,12 @@ def test_unknown_suite_name_lists_the_bundled_ones() -> None:
         load_suite("no-such-suite")
 
 
-def test_basic_suite_references_pass_and_hollow_answers_fail() -> None:
+def test_basic_suite_hollow_answers_fail() -> None:
+    # That every reference passes is test_bundled_basic_validates_clean_with_its_references.
     cases = load_suite("basic")
     assert len(cases) >= 40
     judge = PythonJudge()
     for case in cases:
-        assert judge(case, case.reference_solution).passed, case.id
         hollow = f"def {case.entry_point}(*args, **kwargs):\n    return None\n"
         assert not judge(case, hollow).passed, case.id
 
