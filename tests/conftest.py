@@ -49,3 +49,17 @@ def prefect_harness(prefect_home: Path) -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(scope="session")
+def prefect_api_url(prefect_harness: None) -> str:
+    """The session's Prefect API, for CLI subprocesses (``PREFECT_API_URL`` in their env).
+
+    A CLI given an API starts no temporary server of its own: the tests whose subject is
+    not that server save its start-up and migrations (~10 s of CPU) per run.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    url: str | None = PREFECT_API_URL.value()
+    assert url, "the Prefect test harness set no API URL"
+    return url

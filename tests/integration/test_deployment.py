@@ -115,8 +115,13 @@ def _prefect(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def _inspect(env: dict[str, str], kind: str, name: str) -> dict[str, Any]:
-    found: dict[str, Any] = json.loads(_prefect(env, kind, "inspect", name, "--output", "json"))
+def _read(env: dict[str, str], path: str) -> dict[str, Any]:
+    """An object from the server's REST API, as `prefect ... inspect` would print it.
+
+    Read over HTTP: each `prefect` command costs an interpreter and Prefect's import.
+    """
+    with urllib.request.urlopen(f"{env['PREFECT_API_URL']}/{path}", timeout=30) as response:
+        found: dict[str, Any] = json.loads(response.read())
     return found
 
 
@@ -142,10 +147,10 @@ def test_deploy_run_smoke_on_a_process_worker(prefect_env: dict[str, str], tmp_p
     _prefect(prefect_env, "work-pool", "create", POOL, "--type", "process")
     _prefect(prefect_env, "--no-prompt", "deploy", "--all")
 
-    nightly = _inspect(prefect_env, "deployment", "ab-matrix/nightly")
+    nightly = _read(prefect_env, "deployments/name/ab-matrix/nightly")
     assert [s["schedule"]["cron"] for s in nightly["schedules"]] == ["0 2 * * *"]
     assert nightly["schedules"][0]["active"]
-    smoke = _inspect(prefect_env, "deployment", "ab-matrix/smoke")
+    smoke = _read(prefect_env, "deployments/name/ab-matrix/smoke")
     assert smoke["schedules"] == []
     # Deployed without CRITIQUEBENCH_HOME, the pull step keeps the placeholder and each
     # worker fills it from its own environment (set when deploying, it would be fixed).
@@ -177,7 +182,7 @@ def test_deploy_run_smoke_on_a_process_worker(prefect_env: dict[str, str], tmp_p
 
     _run_worker_once(prefect_env, tmp_path / "worker.log")
 
-    flow_run = _inspect(prefect_env, "flow-run", flow_run_id)
+    flow_run = _read(prefect_env, f"flow_runs/{flow_run_id}")
     worker_log = (tmp_path / "worker.log").read_text()
     assert flow_run["state"]["type"] == "COMPLETED", worker_log
     assert flow_run["parameters"]["run_id"] == "deployed-1"

@@ -64,9 +64,24 @@ def _dump_dom(chromium: Path, page: Path, profile: Path) -> str:
     return done.stdout
 
 
-def test_report_draws_every_chart_offline(tmp_path: Path, chromium: Path) -> None:
-    output = tmp_path / "runs"
+@pytest.fixture(scope="module")
+def built_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tables of run "html-1" (5 cases x A, B x 2 reps), built once: see ``copied_run``."""
+    output = tmp_path_factory.mktemp("html") / "runs"
     build_replay_run(output, "html-1")
+    return output
+
+
+@pytest.fixture()
+def copied_run(built_run: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the built run (its 20 units take seconds to judge)."""
+    output = tmp_path / "runs"
+    shutil.copytree(built_run, output)
+    return output
+
+
+def test_report_draws_every_chart_offline(tmp_path: Path, chromium: Path, copied_run: Path) -> None:
+    output = copied_run
     page = render_html_report(output, "html-1")
     assert page == output / "html-1" / "report.html"
     text = page.read_text(encoding="utf-8")
@@ -110,14 +125,13 @@ def test_unknown_run_is_an_error(tmp_path: Path) -> None:
         render_html_report(tmp_path, "nope")
 
 
-def test_rendering_a_run_again_gives_the_same_bytes(tmp_path: Path) -> None:
-    output = tmp_path / "runs"
-    build_replay_run(output, "html-4")
-    run_dir = output / "html-4"
+def test_rendering_a_run_again_gives_the_same_bytes(copied_run: Path) -> None:
+    output = copied_run
+    run_dir = output / "html-1"
     names = ("report.json", "report.html", "lessons.md")
-    render_html_report(output, "html-4")
+    render_html_report(output, "html-1")
     first = {name: (run_dir / name).read_bytes() for name in names}
-    render_html_report(output, "html-4")  # a fresh connection over the same tables
+    render_html_report(output, "html-1")  # a fresh connection over the same tables
     assert {name: (run_dir / name).read_bytes() for name in names} == first
 
 

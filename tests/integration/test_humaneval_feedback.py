@@ -16,6 +16,8 @@ from critiquebench.suites import load_suite
 
 
 def test_bundled_humaneval_validates_clean_with_its_references() -> None:
+    # The proof that every canonical solution passes every check: validate-suite judges
+    # each with the Python judge (two at a time) and counts ``JudgeResult.passed``.
     result = CliRunner().invoke(app, ["validate-suite", "humaneval"])
     assert result.exit_code == 0, result.output
     assert "humaneval: 164 valid case(s), 0 error(s), 0 warning(s)" in result.output

@@ -3,31 +3,20 @@ defects reach the attempts and cases tables under their own kind."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
 from critiquebench.analysis import connect
-
-pytestmark = pytest.mark.slow
-
-_CLI = str(Path(sys.executable).with_name("critiquebench"))
+from tests.integration.conftest import SuiteRun
 
 
-def test_a_json_run_counts_json_defects_per_attempt_and_case(tmp_path: Path) -> None:
+def test_a_json_run_counts_json_defects_per_attempt_and_case(
+    tmp_path: Path, run_suite_cli: SuiteRun
+) -> None:
     output = tmp_path / "runs"
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
-    done = subprocess.run(
-        [_CLI, "run", "--suite", "json", "--model", "sim:suite=json,draft=0.9,fix=0.9",
-         "--arms", "A,B", "--limit", "4", "--no-cache", "--output", str(output),
-         "--run-id", "json-sim"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "json-sim" in done.stdout
+    shown = run_suite_cli(
+        "json", "sim:suite=json,draft=0.9,fix=0.9", arms="A,B", limit=4, run_id="json-sim"
+    )
+    assert "json-sim" in shown
     db = connect(output, ["json-sim"])
     attempts = "SELECT sum(defects), sum(defects_json), count(*) FROM attempts"
     defects, json_defects, rows = db.execute(attempts).fetchone() or (0, 0, 0)

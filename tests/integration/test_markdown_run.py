@@ -5,25 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 from critiquebench.analysis import connect
-from critiquebench.cli import app
-
-pytestmark = pytest.mark.usefixtures("prefect_harness")
+from tests.integration.conftest import SuiteRun
 
 
-def test_a_markdown_run_counts_markdown_defects_per_attempt_and_case(tmp_path: Path) -> None:
+def test_a_markdown_run_counts_markdown_defects_per_attempt_and_case(
+    tmp_path: Path, run_suite_cli: SuiteRun
+) -> None:
     output = tmp_path / "runs"
-    command = [
-        "run", "--suite", "markdown", "--model", "sim:suite=markdown,draft=0.9",
-        "--arms", "A,B", "--limit", "4", "--output", str(output), "--run-id", "md-1",
-        "--no-cache", "--prices", str(tmp_path / "none.json"),
-    ]  # fmt: skip
-    result = CliRunner().invoke(app, command)
-    assert result.exit_code == 0, result.output
-
+    run_suite_cli("markdown", "sim:suite=markdown,draft=0.9", arms="A,B", limit=4, run_id="md-1")
     db = connect(output)
     judges = db.execute("SELECT DISTINCT judge FROM cases").fetchall()
     assert judges == [("markdown",)]

@@ -1,7 +1,8 @@
 """`critiquebench run` progress through the real CLI: plain lines in logs, a live bar on a TTY.
 
 Each call runs a real (small) run on the simulated model, whose calls really sleep
-1 s, so units take seconds and the ETA has time to move while one runs.
+1 s, so units take seconds and the ETA has time to move while one runs. The runs use
+the session's Prefect API (the progress display does not depend on who started it).
 """
 
 from __future__ import annotations
@@ -38,18 +39,20 @@ def _eta_moved_while_a_unit_ran(seen: list[tuple[str, str]]) -> bool:
     return any(a[0] == b[0] and a[1] != b[1] for a, b in itertools.pairwise(known))
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+def _env(tmp_path: Path, api_url: str) -> dict[str, str]:
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": api_url}
     env["CRITIQUEBENCH_PROGRESS_SECONDS"] = "1"
     env["TERM"] = "xterm-256color"
     return env
 
 
 @pytest.mark.slow
-def test_redirected_output_gets_a_plain_line_every_few_seconds(tmp_path: Path) -> None:
+def test_redirected_output_gets_a_plain_line_every_few_seconds(
+    tmp_path: Path, prefect_api_url: str
+) -> None:
     done = subprocess.run(
-        [_CLI, *_ARGS], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True,
-        timeout=300,
+        [_CLI, *_ARGS], cwd=tmp_path, env=_env(tmp_path, prefect_api_url),
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     progress = [line for line in done.stderr.splitlines() if line.startswith("progress:")]
@@ -65,7 +68,9 @@ def test_redirected_output_gets_a_plain_line_every_few_seconds(tmp_path: Path) -
 
 
 @pytest.mark.slow
-def test_a_terminal_gets_a_live_bar_whose_elapsed_time_and_eta_move(tmp_path: Path) -> None:
+def test_a_terminal_gets_a_live_bar_whose_elapsed_time_and_eta_move(
+    tmp_path: Path, prefect_api_url: str
+) -> None:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     chunks: list[bytes] = []
@@ -83,7 +88,7 @@ def test_a_terminal_gets_a_live_bar_whose_elapsed_time_and_eta_move(tmp_path: Pa
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     process = subprocess.Popen(
-        [_CLI, *_ARGS], cwd=tmp_path, env=_env(tmp_path), stdin=subprocess.DEVNULL,
+        [_CLI, *_ARGS], cwd=tmp_path, env=_env(tmp_path, prefect_api_url), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=follower, text=True,
     )  # fmt: skip
     os.close(follower)

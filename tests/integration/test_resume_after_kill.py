@@ -32,17 +32,22 @@ def _command(stub_url: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _environment(tmp_path: Path) -> dict[str, str]:
+def _environment(tmp_path: Path, api_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    # The session's Prefect API: what survives a kill is in the tables and the call cache,
+    # which do not depend on who started the server.
+    env["PREFECT_API_URL"] = api_url
     return env
 
 
-def test_killed_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> None:
+def test_killed_run_resumes_without_losing_or_repeating_work(
+    tmp_path: Path, prefect_api_url: str
+) -> None:
     cases_dir = tmp_path / "out" / "killed-1" / "cases"
     with StubModelServer(solver_responder(load_suite("basic", limit=6)), latency_s=0.3) as stub:
         first = subprocess.Popen(
-            _command(stub.url), cwd=tmp_path, env=_environment(tmp_path),
+            _command(stub.url), cwd=tmp_path, env=_environment(tmp_path, prefect_api_url),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         try:
@@ -52,7 +57,7 @@ def test_killed_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> 
                 assert time.monotonic() < deadline, "no progress before the deadline"
                 time.sleep(0.05)
         finally:
-            os.killpg(first.pid, signal.SIGKILL)  # the CLI and its Prefect server, at once
+            os.killpg(first.pid, signal.SIGKILL)  # the CLI and its children, at once
             first.wait()
         written_before = {path.name for path in cases_dir.glob("*.parquet")}
         answered_before = dict(stub.requests)
@@ -61,7 +66,7 @@ def test_killed_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> 
         assert 4 <= len(written_before) < 12
 
         second = subprocess.run(
-            _command(stub.url), cwd=tmp_path, env=_environment(tmp_path),
+            _command(stub.url), cwd=tmp_path, env=_environment(tmp_path, prefect_api_url),
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert second.returncode == 0, second.stderr[-2000:]

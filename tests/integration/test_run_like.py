@@ -25,7 +25,9 @@ def _stored(output: Path, run_id: str) -> dict[str, Any]:
     return settings
 
 
-def test_like_stores_exactly_the_earlier_configuration(tmp_path: Path) -> None:
+def test_like_stores_exactly_the_earlier_configuration(
+    tmp_path: Path, prefect_api_url: str
+) -> None:
     output = tmp_path / "runs"
     earlier = RunConfig(
         suite="basic", limit=1, arms=("A", "B"), reps=1, retry_limit=2, model="sim:fix=0.6",
@@ -36,7 +38,12 @@ def test_like_stores_exactly_the_earlier_configuration(tmp_path: Path) -> None:
         prices=tmp_path / "prices.json", target=0.6,
     )  # fmt: skip
     start_run(earlier)  # its runs row, as the first start of a run writes it
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
+    # The session's Prefect API: what is stored does not depend on who started it.
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path / "prefect"),
+        "PREFECT_API_URL": prefect_api_url,
+    }
     done = subprocess.run(
         [_CLI, "run", "--like", "earlier-1", "--output", str(output), "--run-id", "again-1"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,

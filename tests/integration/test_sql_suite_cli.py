@@ -1,4 +1,4 @@
-"""`critiquebench run --suite sql` on the simulated model, through the real CLI.
+"""`critiquebench run --suite sql` on the simulated model, through the CLI.
 
 The sim answers with the case's reference query or a wrong but valid query; the real
 sql judge counts the wrong ones' defects, which land in the attempts and cases tables
@@ -7,29 +7,18 @@ as ``defects_sql`` / ``final_sql``.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
-import pytest
 
-pytestmark = pytest.mark.slow
-CLI = str(Path(sys.executable).with_name("critiquebench"))
+from tests.integration.conftest import SuiteRun
 
 
-def test_a_sim_run_of_the_sql_suite_counts_sql_defects(tmp_path: Path) -> None:
-    command = [
-        CLI, "run", "--suite", "sql", "--model", "sim:suite=sql,draft=0.9,fix=0.9",
-        "--limit", "4", "--arms", "A,B", "--no-cache", "--output", "out", "--run-id", "sql-1",
-    ]  # fmt: skip
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
-    done = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    run = tmp_path / "out" / "sql-1"
+def test_a_sim_run_of_the_sql_suite_counts_sql_defects(
+    tmp_path: Path, run_suite_cli: SuiteRun
+) -> None:
+    run_suite_cli("sql", "sim:suite=sql,draft=0.9,fix=0.9", arms="A,B", limit=4, run_id="sql-1")
+    run = tmp_path / "runs" / "sql-1"
     attempts = duckdb.sql(
         "SELECT arm, iteration, defects, defects_sql, defects_error + defects_assertion, "
         f"judge_infrastructure_error FROM read_parquet('{run}/attempts/*.parquet')"

@@ -4,29 +4,18 @@ their defects by kind and the labels a report needs all land in the tables."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
-import pytest
 
-pytestmark = pytest.mark.slow
-
-_CLI = str(Path(sys.executable).with_name("critiquebench"))
+from tests.integration.conftest import SuiteRun
 
 
-def test_a_trigger_run_stores_decisions_defects_and_labels(tmp_path: Path) -> None:
+def test_a_trigger_run_stores_decisions_defects_and_labels(
+    tmp_path: Path, run_suite_cli: SuiteRun
+) -> None:
     output = tmp_path / "runs"
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
-    done = subprocess.run(
-        [_CLI, "run", "--suite", "trigger", "--model", "sim:suite=trigger,draft=0.5",
-         "--arms", "A,B,C", "--limit", "8", "--no-cache", "--output", str(output),
-         "--run-id", "trig"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_suite_cli("trigger", "sim:suite=trigger,draft=0.5", arms="A,B,C", limit=8, run_id="trig")
     cases = duckdb.sql(
         f"SELECT arm, case_id, judge, judge_data, final_artifact, final_trigger, defects_final "
         f"FROM read_parquet('{output}/trig/cases/*.parquet')"

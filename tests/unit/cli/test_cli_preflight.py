@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from critiquebench.cli import app
 from critiquebench.models import ModelSpecError, check_model_spec
 from critiquebench.models._gemini import SECRET_BLOCK_VARIABLE
-from critiquebench.suites import load_suite
 from tests.integration.replay_run import write_replay_file
+from tests.unit.cli.conftest import ProjectRun
 
 _CLI = str(Path(sys.executable).with_name("critiquebench"))
 _KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", SECRET_BLOCK_VARIABLE)
@@ -167,13 +167,9 @@ def test_good_specs_pass_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.slow
-def test_a_valid_sim_run_still_starts_and_finishes(tmp_path: Path) -> None:
-    assert load_suite("basic", limit=1)
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
-    completed = subprocess.run(
-        [_CLI, "run", "--model", "sim:fix=0.6", "--limit", "1", "--run-id", "ok-1",
-         "--output", "out", "--cache-dir", "cache"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+def test_a_valid_sim_run_still_starts_and_finishes(sim_run_in_a_project: ProjectRun) -> None:
+    # The shared run is a plain valid `run` (sim model, defaults): preflight lets it through.
+    completed = sim_run_in_a_project.done
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert (tmp_path / "out" / "ok-1" / "report.json").is_file()
+    runs = sim_run_in_a_project.project / "data" / "runs"
+    assert (runs / "out-1" / "report.json").is_file()

@@ -4,9 +4,7 @@ and leaves nothing of Prefect's behind."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,14 +19,12 @@ from critiquebench.project import (
     project_root,
 )
 from tests.integration.replay_run import build_replay_run
-
-_CLI = str(Path(sys.executable).with_name("critiquebench"))
-_OWN = ("CRITIQUEBENCH_HOME", "CRITIQUEBENCH_OUTPUT", "CRITIQUEBENCH_CACHE_DIR")
+from tests.unit.cli.conftest import CLI, OWN_VARIABLES, SIM_RUN, ProjectRun, outside_env
 
 
 @pytest.fixture()
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*_OWN, "CRITIQUEBENCH_PRICES"):
+    for name in (*OWN_VARIABLES, "CRITIQUEBENCH_PRICES"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -85,20 +81,12 @@ def test_outside_a_project_prefect_state_goes_to_the_user_state_folder(
     assert home == tmp_path / "state" / "critiquebench" / "prefect"
 
 
-def _outside_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in (*_OWN, "PREFECT_HOME")}
-    env.pop("CRITIQUEBENCH_PRICES", None)
-    env["HOME"] = str(tmp_path / "home")
-    env.pop("XDG_STATE_HOME", None)
-    return env
-
-
 def test_report_outside_the_project_uses_the_packaged_price_table(tmp_path: Path) -> None:
     work = tmp_path / "elsewhere"
     (work / "data").mkdir(parents=True)
     build_replay_run(work / "data" / "runs", "r-1", limit=2, reps=1)
     done = subprocess.run(
-        [_CLI, "report", "r-1"], cwd=work, env=_outside_env(tmp_path),
+        [CLI, "report", "r-1"], cwd=work, env=outside_env(tmp_path),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -109,15 +97,10 @@ def test_report_outside_the_project_uses_the_packaged_price_table(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_a_run_outside_the_project_leaves_no_prefect_folder(tmp_path: Path) -> None:
-    work = tmp_path / "elsewhere"
-    (work / "sub").mkdir(parents=True)
-    (work / ".critiquebench").touch()  # a project of the user's: results go to its root
-    env = _outside_env(tmp_path)
-    args = [_CLI, "run", "--model", "sim:fix=0.6", "--limit", "1", "--run-id", "out-1"]
-    done = subprocess.run(
-        args, cwd=work / "sub", env=env, capture_output=True, text=True, timeout=300
-    )
+def test_a_run_outside_the_project_leaves_no_prefect_folder(
+    tmp_path: Path, sim_run_in_a_project: ProjectRun
+) -> None:
+    work, done = sim_run_in_a_project.project, sim_run_in_a_project.done
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no price table" not in done.stdout + done.stderr
     assert (work / "data" / "runs" / "out-1" / "report.json").is_file()
@@ -125,8 +108,10 @@ def test_a_run_outside_the_project_leaves_no_prefect_folder(tmp_path: Path) -> N
     # No project at all: Prefect's state goes to the user's state folder, not here.
     bare = tmp_path / "bare"
     bare.mkdir()
-    args[-1] = "bare-1"
-    done = subprocess.run(args, cwd=bare, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [*SIM_RUN, "--run-id", "bare-1"], cwd=bare, env=outside_env(tmp_path),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (bare / ".prefect").exists()
     assert (tmp_path / "home" / ".local" / "state" / "critiquebench" / "prefect").is_dir()

@@ -74,12 +74,12 @@ def test_unknown_suite_name_lists_the_bundled_ones() -> None:
         load_suite("no-such-suite")
 
 
-def test_basic_suite_references_pass_and_hollow_answers_fail() -> None:
+def test_basic_suite_hollow_answers_fail() -> None:
+    # That every reference passes is test_bundled_basic_validates_clean_with_its_references.
     cases = load_suite("basic")
     assert len(cases) >= 40
     judge = PythonJudge()
     for case in cases:
-        assert judge(case, case.reference_solution).passed, case.id
         hollow = f"def {case.entry_point}(*args, **kwargs):\n    return None\n"
         assert not judge(case, hollow).passed, case.id
 
@@ -115,12 +115,6 @@ def test_humaneval_test_statements_are_the_statements_as_written_in_its_tests() 
 
 def test_limit_keeps_the_first_cases() -> None:
     assert [c.id for c in load_suite("humaneval", limit=2)] == ["HumanEval/0", "HumanEval/1"]
-
-
-def test_humaneval_canonical_solutions_pass_every_check() -> None:
-    judge = PythonJudge()
-    failing = [c.id for c in load_suite("humaneval") if not judge(c, c.reference_solution).passed]
-    assert failing == []
 
 
 def test_loading_reports_the_first_problem_and_counts_the_others(tmp_path: Path) -> None:
