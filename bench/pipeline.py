@@ -11,7 +11,9 @@ output folder (no call cache), at concurrency 1, 2 and 4:
   of N workers, then `finish_run` (no quality check, no report).
 
 wall s = process start to exit. overhead share = (wall - (judge + model) / N) / wall,
-with judge and model time summed from the run's own `cases` rows. Fixed-cost phases
+with judge and model time summed from the run's own `cases` rows. The units phase
+(the start's runs row to the last unit written) gets the same share, without the
+fixed costs before and after it. Fixed-cost phases
 of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
@@ -182,6 +184,9 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
         raise SystemExit(f"{path} at concurrency {concurrency} failed (status {status})")
     times = {**json.loads(stamps.read_text(encoding="utf-8")), **_from_tables(output)}
     phases = {"start + import": times["imported"] - spawned}
+    # From this start's runs row to the last unit written: what the units cost, without
+    # the fixed costs around them (it includes the sandbox probe, after the timestamp).
+    phases["units"] = times["last_unit"] - times["started"]
     if path == "flow":
         phases["Prefect + flow start"] = times["started"] - times["imported"]
         phases["quality check"] = times["finished"] - times["last_unit"]
@@ -218,9 +223,22 @@ def print_table(results: list[Measured]) -> None:
         flow, library = by.get(("flow", n)), by.get(("library", n))
         if flow and library:
             print(f"concurrency {n}: flow / library wall = {flow.wall_s / library.wall_s:.2f}")
+    for path in ("flow", "library"):
+        one, two = by.get((path, 1)), by.get((path, 2))
+        if one and two:
+            ratio = one.phases["units"] / two.phases["units"]
+            print(f"{path}: units phase scaling 1 -> 2 workers {ratio:.2f}x")
+    for r in results:
+        units = r.phases["units"]
+        share = (units - (r.judge_s + r.model_s) / r.concurrency) / units
+        print(
+            f"units phase, {r.path} at {r.concurrency}: {units:.1f} s of {r.wall_s:.1f}, "
+            f"overhead share {100 * share:.0f}%"
+        )
     for r in results:
         if r.path == "flow":
-            cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in r.phases.items())
+            fixed = {name: s for name, s in r.phases.items() if name != "units"}
+            cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in fixed.items())
             print(f"fixed costs, flow at {r.concurrency}: {cells} s")
             children = ", ".join(
                 f"{k} child {v:.0f}" for k, v in (r.children_peak_rss_mib or {}).items()
