@@ -9,6 +9,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Final
 
+from critiquebench._ast_turns import parse
+
 # A decorated stub is a declaration, not an unfinished implementation.
 _STUB_DECORATORS: Final = frozenset(
     {
@@ -45,7 +47,7 @@ def find_hollow(code: str) -> list[HollowFinding]:
     error, and counting it twice would inflate the defect count.
     """
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):  # ValueError: source with NUL bytes
         return []
     comments = _placeholder_comment_lines(code)

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from critiquebench._ast_turns import compile_expression, parse
 from critiquebench.judges._plain import describe_value, encode_argument
 from critiquebench.suites import Check
 
@@ -115,7 +116,7 @@ class CheckOutcome:
 def plan_check(check: Check, entry_point: str) -> PlannedCheck:
     """Split ``check`` into sandbox calls and a parent-side assertion where possible."""
     try:
-        module = ast.parse(check.source)
+        module = parse(check.source)
     except (SyntaxError, ValueError):
         return PlannedCheck(check, "inside")
     if len(module.body) != 1 or not isinstance(module.body[0], ast.Assert):
@@ -221,7 +222,7 @@ def _parent_safe(node: ast.AST) -> bool:
 
 
 def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:
-    code = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<check>", "eval")
+    code = compile_expression(ast.fix_missing_locations(ast.Expression(body=node)), "<check>")
     return eval(code, {"__builtins__": {}}, names)
 
 

@@ -18,7 +18,6 @@ that produce the same artifact (a deterministic model, a replay) are read once.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import hashlib
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from critiquebench._ast_turns import parse
 from critiquebench.judges._failure import Failure
 from critiquebench.project import default_cache_dir
 
@@ -196,7 +196,7 @@ class StaticChecker:
         mypy's reports of the same error would count it again.
         """
         try:
-            ast.parse(code)
+            parse(code)
         except (SyntaxError, ValueError):
             return StaticReport()
         except Exception as exc:  # too deep to parse here: say so rather than guess

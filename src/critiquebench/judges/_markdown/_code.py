@@ -8,7 +8,6 @@ Other languages are not checked.
 
 from __future__ import annotations
 
-import ast
 import json
 import threading
 import tomllib
@@ -16,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import yaml
+
+from critiquebench._ast_turns import parse
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class ParseError:
 
 def _python(body: str) -> ParseError | None:
     try:
-        ast.parse(body)
+        parse(body)
     except SyntaxError as exc:
         return ParseError(f"SyntaxError: {exc.msg}", exc.lineno or 0)
     except ValueError as exc:  # e.g. a NUL byte

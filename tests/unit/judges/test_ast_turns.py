@@ -1,0 +1,53 @@
+"""Threads that judge at once never trip CPython 3.11's AST recursion counter."""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from critiquebench import _ast_turns
+
+SOURCE = (Path(_ast_turns.__file__).parent / "judges" / "_static.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def busy_collector() -> Iterator[None]:
+    # Python code run by the collector mid-conversion lets another thread in, which is
+    # how python/cpython#106905 shows up in a run (16 threads: ~20 of 480 plain
+    # ast.parse calls raise "AST constructor recursion depth mismatch").
+    def callback(phase: str, info: dict[str, int]) -> None:
+        before = [f"{random.randint(0, 9)}\n" for _ in range(50)]
+        after = [f"{random.randint(0, 9)}\n" for _ in range(50)]
+        list(difflib.unified_diff(before, after))
+
+    gc.callbacks.append(callback)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(callback)
+
+
+def test_sixteen_threads_parse_without_a_system_error(busy_collector: None) -> None:
+    errors: list[str] = []
+    parsed: list[int] = []
+
+    def work() -> None:
+        for _ in range(30):
+            try:
+                parsed.append(len(_ast_turns.parse(SOURCE).body))
+            except SystemError as error:
+                errors.append(str(error))
+
+    threads = [threading.Thread(target=work) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(parsed) == 480 and len(set(parsed)) == 1
