@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._report_types import FailureKindCount, RunReport
-from critiquebench.pipeline._store import _atomic_write_bytes
+from critiquebench.pipeline._store import atomic_write_text
 
 LESSONS_FILE = "LESSONS.md"
 STATE_FILE = "lessons.json"
@@ -110,7 +110,7 @@ def update_project_lessons(output: Path, report: RunReport) -> Path:
 
 
 def _write(path: Path, text: str) -> Path:
-    _atomic_write_bytes(path, lambda target: Path(target).write_text(text, encoding="utf-8"))
+    atomic_write_text(path, text)
     return path
 
 

@@ -39,6 +39,11 @@ def _atomic_write_bytes(path: Path, write: Any) -> None:
         raise
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old or the new file."""
+    _atomic_write_bytes(path, lambda target: Path(target).write_text(text, encoding="utf-8"))
+
+
 def _create_temporary(path: Path) -> str:
     """A new, empty file beside ``path``, created 0666 so the kernel applies the umask."""
     while True:
@@ -167,5 +172,5 @@ class ResultStore:
     def write_text(self, run_id: str, relative: str, text: str) -> Path:
         """Write a text file (report, escalation record) inside the run folder."""
         path = self.run_dir(run_id) / relative
-        _atomic_write_bytes(path, lambda target: Path(target).write_text(text, encoding="utf-8"))
+        atomic_write_text(path, text)
         return path
