@@ -201,7 +201,8 @@ class StaticChecker:
             return StaticReport()
         except Exception as exc:  # too deep to parse here: say so rather than guess
             return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
-        known = self._recall(code)
+        key = _digest(code)
+        known = self._recall(key)
         if known is not None:
             return StaticReport(findings=known)
         findings: list[Failure] = []
@@ -214,7 +215,7 @@ class StaticChecker:
             # Not remembered: the next reading of this text asks the tools again.
             return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
         ordered = tuple(sorted(findings, key=_order))
-        self._remember(code, ordered)
+        self._remember(key, ordered)
         return StaticReport(findings=ordered)
 
     def describe(self) -> str:
@@ -244,19 +245,18 @@ class StaticChecker:
                 with contextlib.suppress(Exception):
                     self._request("")
 
-    def _recall(self, code: str) -> tuple[Failure, ...] | None:
-        key = _digest(code)
+    def _recall(self, key: bytes) -> tuple[Failure, ...] | None:
         with self._memory_lock:
             known = self._remembered.get(key)
             if known is not None:
                 self._remembered.move_to_end(key)
             return known
 
-    def _remember(self, code: str, findings: tuple[Failure, ...]) -> None:
+    def _remember(self, key: bytes, findings: tuple[Failure, ...]) -> None:
         if self.settings.remembered <= 0:
             return
         with self._memory_lock:
-            self._remembered[_digest(code)] = findings
+            self._remembered[key] = findings
             while len(self._remembered) > self.settings.remembered:
                 self._remembered.popitem(last=False)
 
