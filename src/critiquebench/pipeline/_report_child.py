@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from critiquebench.analysis import PriceTable, RunReport, connect, load_prices, write_reports
+from critiquebench.analysis import RunReport, connect, load_prices, write_reports
 from critiquebench.analysis._charts import vega_bundle
 from critiquebench.analysis._views import reload_table
 from critiquebench.warm_child import ChildResult, WarmChild, wait_for_parent
@@ -28,13 +28,9 @@ def warm_up() -> None:
     vega_bundle()
 
 
-def report_of(output: Path, run_id: str, prices: PriceTable | None, target: float) -> RunReport:
-    """Write the run's report files (see ``write_reports``) and return the report."""
-    return write_reports(output, run_id, prices=prices, target=target).report
-
-
 def report_when_asked(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
-    """``report_of``, in two steps: read the run's files, then wait for the parent
+    """Write the run's report files (see ``write_reports``) and return the report, in
+    two steps: read the run's files, then wait for the parent
     (``wait_for_parent``) to read its ``runs`` rows again (only they change meanwhile)
     and report, with the price table at ``prices`` (its errors are the report's)."""
     tables = connect(output, [run_id], snapshot=True)

@@ -112,25 +112,6 @@ def test_a_child_given_no_call_stops() -> None:
         child.result(timeout_s=120)
 
 
-def test_the_report_built_in_a_child_is_the_one_built_here(tmp_path: Path) -> None:
-    from critiquebench.analysis import RunReport, read_report, write_reports
-    from critiquebench.pipeline._report_child import REPORT_MODULES, report_of
-    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
-
-    units = [
-        FakeUnit(f"c{i}", arm, 0, (2, 0) if arm == "B" else (1,)) for i in range(6) for arm in "AB"
-    ]
-    write_run(tmp_path / "child", "r", units)
-    write_run(tmp_path / "here", "r", units)
-    child: WarmChild[RunReport] = WarmChild(REPORT_MODULES)
-    child.call(report_of, tmp_path / "child", "r", None, 0.8)
-    built = child.result(timeout_s=300).value
-    assert built == write_reports(tmp_path / "here", "r", target=0.8).report
-    assert read_report(tmp_path / "child", "r") == built  # the files were written there
-    html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
-    assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
-
-
 def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,7 +140,7 @@ def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
 
 
 def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
-    from critiquebench.analysis import write_reports
+    from critiquebench.analysis import read_report, write_reports
     from critiquebench.pipeline._report_child import PendingReport
     from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 
@@ -175,3 +156,6 @@ def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
     done = pending.result(timeout_s=300)
     pending.close()
     assert done.value == write_reports(tmp_path / "here", "r", target=0.8).report
+    assert read_report(tmp_path / "child", "r") == done.value  # the files were written there
+    html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
+    assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
