@@ -123,15 +123,46 @@ class LocalServer:
             yield
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop the server gracefully (it flushes recorded runs), killing it if it hangs."""
+        """Stop the server gracefully (it flushes recorded runs), killing it if it hangs.
+
+        Log lines and events this process has queued for the API are delivered first.
+        """
         if self.process is None or self.process.poll() is not None:
             return
+        deliver_queued_records(timeout_s)
         self.process.terminate()
         try:
             self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def deliver_queued_records(timeout_s: float) -> None:
+    """Send the log lines and events Prefect has queued in this process, waiting up to
+    ``timeout_s`` for each kind.
+
+    Prefect ships them from background workers in batches (every 2 s by default) and
+    sends what is left at interpreter exit. Against a temporary server that exit is
+    too late: the server has stopped, and each batch is retried for ~60 s before it
+    fails with "Error logging to API". How late the last batch is depends on load, so
+    only delivering before the server stops makes the run's last lines land.
+    """
+    if "prefect.logging.handlers" not in sys.modules:
+        return  # Prefect never ran here: nothing is queued
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        return  # draining would block this thread's own event loop; exit sends them
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=timeout_s)
+    EventsWorker.drain_all(timeout=timeout_s)
 
 
 def _configured_api() -> str | None:

@@ -14,10 +14,11 @@ from critiquebench.testing import StubModelServer, solver_responder
 
 pytestmark = pytest.mark.slow
 FAKE_KEY = "sk-critiquebench-FAKE-9f3a1c77"
-# Every Prefect log line is written, so a key in any of them would show. The run's
-# last lines reach the API before its temporary server stops (they used to be retried
-# against a stopped server for ~60 s, with "Error logging to API" tracebacks).
-_LOUDEST_LOGS = {"PREFECT_LOGGING_LEVEL": "DEBUG"}
+# Every Prefect log line is written, so a key in any of them would show. Lines are
+# shipped in batches a minute apart, so every line the run logs is still queued when
+# it ends: they must reach the API before its temporary server stops, not be retried
+# against a stopped server for ~60 s with "Error logging to API" tracebacks.
+_LOUDEST_LOGS = {"PREFECT_LOGGING_LEVEL": "DEBUG", "PREFECT_LOGGING_TO_API_BATCH_INTERVAL": "60"}
 
 
 def test_a_recognisable_key_appears_in_no_output(tmp_path: Path) -> None:
