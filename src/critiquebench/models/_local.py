@@ -53,12 +53,30 @@ def _load(path: str, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
         raise ModelError(
             "llama-cpp-python is not installed; `make venv` builds it for this CPU"
         ) from exc
-    model = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+    model = Llama(
+        model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+        verbose=False,
+    )  # fmt: skip
     return model, threading.Lock()
 
 
+def default_threads() -> int:
+    """llama.cpp threads for this process: one core fewer than it may use, at least one.
+
+    llama.cpp's threads wait for each other by spinning, so one that loses its core
+    stalls the rest. A run always has other work beside the model (the other units'
+    judges, its own bookkeeping); on 2 cores with one core busy, a completion took
+    27x longer with 2 threads than with 1 (bench/local_model.py).
+    """
+    return max(1, len(os.sched_getaffinity(0)) - 1)
+
+
 class LocalProvider:
-    """llama.cpp chat completion over a GGUF file, loaded lazily once per process."""
+    """llama.cpp chat completion over a GGUF file, loaded lazily once per process.
+
+    ``n_threads``: llama.cpp's threads, for prompt and generation alike (0: one per
+    usable core but one, see ``default_threads``).
+    """
 
     def __init__(
         self, model_path: Path | None = None, *, n_ctx: int = 4096, n_threads: int = 0
@@ -67,7 +85,7 @@ class LocalProvider:
         if not self._path.exists():
             raise ModelError(f"model file not found: {self._path}")
         self._n_ctx = n_ctx
-        self._n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self._n_threads = n_threads or default_threads()
 
     @property
     def model_name(self) -> str:
