@@ -65,7 +65,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[RunConfig]:
     """The configs `run` would execute; the flow and the preflight checks are skipped."""
     found: list[RunConfig] = []
     monkeypatch.setattr(cli, "preflight", lambda config: [])
-    monkeypatch.setattr(cli, "_execute", found.append)
+    monkeypatch.setattr(cli, "_execute", lambda config, cases: found.append(config))
     return found
 
 
