@@ -566,4 +566,14 @@ def power(
 
 def main() -> None:
     """Entry point of the ``critiquebench`` script."""
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        code = done.code
+    else:
+        code = 0
+    if code is not None and not isinstance(code, int):
+        sys.exit(code)  # a message for stderr: Python prints it
+    from critiquebench._exit import exit_now
+
+    exit_now(code or 0)
