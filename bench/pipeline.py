@@ -189,7 +189,8 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
     times = {**json.loads(stamps.read_text(encoding="utf-8")), **_from_tables(output)}
     phases = {"start + import": times["imported"] - spawned}
     # From this start's runs row to the last unit written: what the units cost, without
-    # the fixed costs around them (it includes the sandbox probe, after the timestamp).
+    # the fixed costs around them (the library's includes the sandbox probe, after the
+    # timestamp; `critiquebench run` probes while Prefect's server starts, before it).
     phases["units"] = times["last_unit"] - times["started"]
     if path == "flow":
         phases["Prefect + flow start"] = times["started"] - times["imported"]
