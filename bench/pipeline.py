@@ -144,6 +144,10 @@ def _child(args: argparse.Namespace) -> None:
     stamps["peak_rss_mib"] = peak_rss_mib()
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
+    if args.child == "flow":  # the process ends as the console script's does (cli.main)
+        from critiquebench._exit import exit_now
+
+        exit_now(0)
 
 
 def _from_tables(output: Path) -> dict[str, Any]:
@@ -185,7 +189,8 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
     times = {**json.loads(stamps.read_text(encoding="utf-8")), **_from_tables(output)}
     phases = {"start + import": times["imported"] - spawned}
     # From this start's runs row to the last unit written: what the units cost, without
-    # the fixed costs around them (it includes the sandbox probe, after the timestamp).
+    # the fixed costs around them (the library's includes the sandbox probe, after the
+    # timestamp; `critiquebench run` probes while Prefect's server starts, before it).
     phases["units"] = times["last_unit"] - times["started"]
     if path == "flow":
         phases["Prefect + flow start"] = times["started"] - times["imported"]

@@ -30,6 +30,7 @@ from critiquebench.pipeline import (
     batch_label,
     finish_run,
     start_run,
+    tally_ahead,
     unit_batches,
 )
 from critiquebench.pipeline._report_child import PendingReport
@@ -171,13 +172,14 @@ def _run_and_check(
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
+    tally = tally_ahead(plan)  # every unit has ended: their rows are counted during the check
     # The report's child reads the run's files while this process does for the check;
     # it reports (the run's status included) once finish_run has recorded the run's end.
     reporter.prepare(config.output, config.run_id, config.prices, config.target)
     tables = connect(config.output, [config.run_id], snapshot=True)
     quality = check_quality_task(checker, tables, key)
     tables.close()
-    end = finish_run(plan, failed, quality="passed" if quality.passed else "failed")
+    end = finish_run(plan, failed, "passed" if quality.passed else "failed", tally.result())
     write_reports_task(
         config.output, config.run_id, config.prices, config.target, key, pending=reporter
     )

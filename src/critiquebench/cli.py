@@ -34,6 +34,7 @@ from critiquebench.suites import SuiteFormatError
 
 if TYPE_CHECKING:
     from critiquebench.analysis import PriceTable, RunReport
+    from critiquebench.suites import Case
 
 app = typer.Typer(
     help="Measure whether an LLM self-critique loop removes defects, and at what cost.",
@@ -189,10 +190,10 @@ def run(**values: Any) -> None:
         config = run_config(_given(ctx, values), like, ctx.meta.get("typed_options"))
         check_baseline(config)
         # A bad model spec, suite, replay file or resume is refused before Prefect starts.
-        preflight(config)
+        cases = preflight(config)
     except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
-    _execute(config)
+    _execute(config, cases)
 
 
 _LIKE = typer.Option(
@@ -213,16 +214,20 @@ app.command(cls=TypedNamesCommand)(
 )
 
 
-def _execute(config: RunConfig) -> None:
-    """Run the flow for ``config``, then print the report and the files written."""
+def _execute(config: RunConfig, cases: list[Case]) -> None:
+    """Run the flow for ``config`` (whose preflight found ``cases``), then print the
+    report and the files written."""
     from critiquebench.prefect_env import configure_prefect_environment
     from critiquebench.prefect_server import local_prefect_api
 
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
-    # The temporary Prefect API starts first, so its start-up overlaps the imports below.
+    # The temporary Prefect API starts first, so its start-up overlaps the work below:
+    # the run's model, judge and sandbox probe (begun on a thread) and the imports.
     with local_prefect_api() as server:
-        from critiquebench.pipeline import RunIncomplete
+        from critiquebench.pipeline import RunIncomplete, begin_run
+
+        head_start = begin_run(config, cases)
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
         console.print(
@@ -232,16 +237,14 @@ def _execute(config: RunConfig) -> None:
         problem: Exception | None = None
         try:
             server.wait_ready()
-            with server.applied():
+            with server.applied(), head_start.offered():
                 run_ab_matrix(config)
         except Exception as exc:  # failed units or failed quality checks: report what landed
             problem = exc
         # A flow that finished wrote report.json: print those numbers, do not compute them
         # again. One that stopped early may not have, so build the report from what landed.
         built = _flow_report(config.output, config.run_id) if problem is None else None
-        report = built or _write_reports(
-            config.output, config.run_id, config.prices, config.target
-        )
+        report = built or _write_reports(config.output, config.run_id, config.prices, config.target)
         _print_report(report)
         _print_files(config.output / config.run_id)
         # Prefect's shutdown of its temporary server can end the process without the
@@ -319,9 +322,7 @@ def compare(
     reports = []
     for run in (run_a, run_b):
         price_table, goal = _run_settings(folder, run, given, target)
-        reports.append(
-            build_report(connection, run, prices=_load_prices(price_table), target=goal)
-        )
+        reports.append(build_report(connection, run, prices=_load_prices(price_table), target=goal))
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")
@@ -565,4 +566,14 @@ def power(
 
 def main() -> None:
     """Entry point of the ``critiquebench`` script."""
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        code = done.code
+    else:
+        code = 0
+    if code is not None and not isinstance(code, int):
+        sys.exit(code)  # a message for stderr: Python prints it
+    from critiquebench._exit import exit_now
+
+    exit_now(code or 0)

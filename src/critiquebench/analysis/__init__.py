@@ -31,13 +31,18 @@ if TYPE_CHECKING:
     from critiquebench.analysis._figures import report_figures
     from critiquebench.analysis._html import html_report
     from critiquebench.analysis._lessons import lessons_markdown
-    from critiquebench.analysis._outputs import ReportFiles, render_html_report, write_reports
+    from critiquebench.analysis._outputs import (
+        ReportFiles,
+        render_html_report,
+        write_report_files,
+        write_reports,
+    )
     from critiquebench.analysis._project_lessons import (
         LESSONS_FILE,
         project_lessons_markdown,
         update_project_lessons,
     )
-    from critiquebench.analysis._report import arm_summaries, build_report
+    from critiquebench.analysis._report import arm_summaries, build_report, with_run_state
     from critiquebench.analysis._report_types import (
         REPORT_VERSION,
         ArmCurves,
@@ -109,7 +114,9 @@ _LAZY = {
     "report_figures": "_figures",
     "html_report": "_html",
     "lessons_markdown": "_lessons",
-    **dict.fromkeys(("ReportFiles", "render_html_report", "write_reports"), "_outputs"),
+    **dict.fromkeys(
+        ("ReportFiles", "render_html_report", "write_report_files", "write_reports"), "_outputs"
+    ),
     **dict.fromkeys(
         (
             "LESSONS_FILE",
@@ -118,7 +125,7 @@ _LAZY = {
         ),
         "_project_lessons",
     ),
-    **dict.fromkeys(("arm_summaries", "build_report"), "_report"),
+    **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "_report"),
     **dict.fromkeys(
         (
             "REPORT_VERSION",
@@ -237,5 +244,7 @@ __all__ = [
     "update_project_lessons",
     "verdict_lines",
     "views_sql",
+    "with_run_state",
+    "write_report_files",
     "write_reports",
 ]

@@ -49,6 +49,13 @@ def write_reports(
     """
     tables = tables or connect(output, [run_id], snapshot=True)
     report = build_report(tables, run_id, prices=prices, target=target)
+    return write_report_files(output, report)
+
+
+def write_report_files(output: Path, report: RunReport) -> ReportFiles:
+    """Write the files of ``report``, built already (see ``write_reports``), into its run's
+    folder under ``output``. Raises ValueError when the run has no results at all."""
+    run_id = report.run_id
     if not report.arms and not report.failed_units:
         raise ValueError(f"no results for run {run_id!r} under {output}")
     store = ResultStore(output)

@@ -126,6 +126,14 @@ def build_report(
     )
 
 
+def with_run_state(connection: duckdb.DuckDBPyConnection, report: RunReport) -> RunReport:
+    """``report`` with its ``meta`` (the run's status, end, starts) read again from the
+    ``runs`` table: the only part of a report that a new ``runs`` row of the same
+    start changes, as ``finish_run`` writes one after the data-quality check."""
+    found = connection.execute(sql.META, {"run_id": report.run_id}).fetchall()
+    return dataclasses.replace(report, meta=parts.meta(found))
+
+
 def _with_groups(arm: ArmSummary, groups: GroupMeans) -> ArmSummary:
     return dataclasses.replace(
         arm,

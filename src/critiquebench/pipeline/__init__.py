@@ -28,17 +28,21 @@ from critiquebench.pipeline._preflight import (
 )
 
 if TYPE_CHECKING:
+    from critiquebench.pipeline._head_start import PreparedStart, RunHeadStart, begin_run
     from critiquebench.pipeline._run import (
         RunEnd,
         RunIncomplete,
         RunPlan,
         RunStatus,
+        UnitTally,
         UnitWritten,
         batch_label,
         dependencies_for,
         finish_run,
         run_unit,
         start_run,
+        tally_ahead,
+        tally_units,
         unit_batches,
     )
     from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
@@ -46,10 +50,17 @@ if TYPE_CHECKING:
     from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
 _RUN = (
+    "finish_run",
+    "run_unit",
+    "start_run",
+    "tally_ahead",
+    "tally_units",
+    "unit_batches",
     "RunEnd",
     "RunIncomplete",
     "RunPlan",
     "RunStatus",
+    "UnitTally",
     "UnitWritten",
     "batch_label",
     "dependencies_for",
@@ -57,7 +68,8 @@ _RUN = (
 _LAZY = {
     **dict.fromkeys(("SCHEMA_VERSION", "TABLES", "Column", "arrow_schema"), "_schema"),
     "ResultStore": "_store",
-    **dict.fromkeys((*_RUN, "finish_run", "run_unit", "start_run", "unit_batches"), "_run"),
+    **dict.fromkeys(("PreparedStart", "RunHeadStart", "begin_run"), "_head_start"),
+    **dict.fromkeys(_RUN, "_run"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
@@ -70,19 +82,23 @@ __all__ = [
     "Column",
     "ConfigMismatchError",
     "MissingBaselineError",
+    "PreparedStart",
     "ReplayCoverageError",
     "ResultStore",
     "RunConfig",
     "RunEnd",
+    "RunHeadStart",
     "RunIncomplete",
     "RunPlan",
     "RunStatus",
     "RunnerName",
     "Unit",
     "UnitRows",
+    "UnitTally",
     "UnitWritten",
     "arrow_schema",
     "batch_label",
+    "begin_run",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -96,5 +112,7 @@ __all__ = [
     "preflight",
     "run_unit",
     "start_run",
+    "tally_ahead",
+    "tally_units",
     "unit_batches",
 ]

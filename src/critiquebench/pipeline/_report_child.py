@@ -2,18 +2,25 @@
 
 The child starts with the run, at a low CPU priority, imports the analysis and
 bundles the chart library (seconds, and no data needed) while the units run. Once
-they are done it reads the run's files while the data-quality check runs elsewhere;
-the run's end is recorded after that check (its status is in the report), so the
-child then waits for ``PendingReport.result`` to read the run's ``runs`` rows again
-and build and write the report. Kept apart from the flow's tasks so the child
-imports the analysis, not Prefect.
+they are done it reads the run's files and builds the report while the data-quality
+check runs elsewhere; the run's end is recorded after that check (its status is in
+the report), so the child then waits for ``PendingReport.result`` to read the run's
+``runs`` rows again, take the run's status and end from them and write the report's
+files. Kept apart from the flow's tasks so the child imports the analysis, not Prefect.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from critiquebench.analysis import RunReport, connect, load_prices, write_reports
+from critiquebench.analysis import (
+    RunReport,
+    build_report,
+    connect,
+    load_prices,
+    with_run_state,
+    write_report_files,
+)
 from critiquebench.analysis._charts import vega_bundle
 from critiquebench.analysis._views import reload_table
 from critiquebench.warm_child import ChildResult, WarmChild, wait_for_parent
@@ -30,15 +37,16 @@ def warm_up() -> None:
 
 def report_when_asked(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
     """Write the run's report files (see ``write_reports``) and return the report, in
-    two steps: read the run's files, then wait for the parent
-    (``wait_for_parent``) to read its ``runs`` rows again (only they change meanwhile)
-    and report, with the price table at ``prices`` (its errors are the report's)."""
+    two steps: read the run's files and build the report, with the price table at
+    ``prices`` (its errors are the report's); then wait for the parent
+    (``wait_for_parent``) to read its ``runs`` rows again (only they change meanwhile),
+    take the run's state from them and write the files."""
     tables = connect(output, [run_id], snapshot=True)
+    built = build_report(tables, run_id, prices=load_prices(prices), target=target)
     if not wait_for_parent():
         raise RuntimeError(f"run {run_id}: the run ended before its report was asked for")
     reload_table(tables, output, [run_id], "runs")
-    price_table = load_prices(prices)
-    return write_reports(output, run_id, prices=price_table, target=target, tables=tables).report
+    return write_report_files(output, with_run_state(tables, built)).report
 
 
 class PendingReport:

@@ -8,18 +8,14 @@ import functools
 import json
 import logging
 import platform
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import partial
 from importlib import metadata
 from typing import Any, Literal
 
-from critiquebench.judges import (
-    DEFAULT_JUDGE,
-    Judge,
-    JudgeSet,
-    PythonJudge,
-    is_full_sandbox,
-    probe_sandbox,
-)
+from critiquebench._background import in_thread
+from critiquebench.judges import DEFAULT_JUDGE, Judge, JudgeSet, PythonJudge, is_full_sandbox
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
     CachingProvider,
@@ -30,10 +26,10 @@ from critiquebench.models import (
     provider_from_spec,
 )
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
-from critiquebench.pipeline._preflight import preflight
+from critiquebench.pipeline._head_start import RunHeadStart, begin_run, offered_head_start
 from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
 from critiquebench.pipeline._store import ResultStore
-from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
+from critiquebench.pipeline._units import Unit, execute_unit
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
@@ -113,7 +109,7 @@ def dependencies_for(settings: ProviderSettings) -> LoopDependencies:
 
 def python_judge() -> Judge:
     """The run's Python judge; a function of its own so a test can put another in its
-    place without hiding the class that :func:`_probe` recognises."""
+    place without hiding the class that the sandbox probe recognises."""
     return PythonJudge()
 
 
@@ -157,44 +153,38 @@ def _run_row(
     }
 
 
-def start_run(config: RunConfig) -> RunPlan:
+def start_run(config: RunConfig, head_start: RunHeadStart | None = None) -> RunPlan:
     """Check the run (see ``preflight``) and the model spec, and list the units to run.
 
     Starting again with the same ``run_id`` resumes the same experiment: finished
     units are skipped, units recorded with an infrastructure error run again, and
     other experiment settings are refused (``ConfigMismatchError``).
+
+    ``head_start``: that work begun ahead (``begin_run``); without it, a head start
+    offered for this configuration (``RunHeadStart.offered``) is taken, else it is
+    begun here.
     """
-    cases = preflight(config)
-    # Fails here, before any unit, on a bad model spec.
-    deps = dependencies_for(config.provider_settings())
-    store = ResultStore(config.output)
-    written = store.unit_errors(config.run_id)
-    done = {key for key, error in written.items() if error is None}
-    matrix = expand_matrix(cases, config)
-    work = [(case, unit) for case, unit in matrix if unit.key not in done]
+    head = head_start or offered_head_start(config) or begin_run(config)
+    if head.config != config:
+        raise ValueError(f"run {config.run_id}: the head start given is another run's")
     started = dt.datetime.now(dt.UTC)
+    prepared = head.result()
     plan = RunPlan(
         config=config,
         invocation=started.strftime("%Y%m%dT%H%M%S%fZ"),
         started_at=started,
-        work=work,
-        planned=len(matrix),
-        skipped=len(matrix) - len(work),
-        sandbox=_probe(deps),
-        retried=sum(1 for _, unit in work if written.get(unit.key)),
-        keys=frozenset(unit.key for _, unit in matrix),
+        work=prepared.work,
+        planned=prepared.planned,
+        skipped=prepared.skipped,
+        sandbox=prepared.sandbox,
+        retried=prepared.retried,
+        keys=prepared.keys,
     )
     if not is_full_sandbox(plan.sandbox):
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
+    store = ResultStore(config.output)
     store.write_run_row(config.run_id, plan.invocation, _run_row(plan, "running", 0, None))
     return plan
-
-
-def _probe(deps: LoopDependencies) -> str:
-    """The fences of the run's own Python judge, which the probe starts for the units:
-    a judge of its own would start (and leave behind) a second sandbox worker."""
-    judge = deps.judge.get(DEFAULT_JUDGE) if isinstance(deps.judge, JudgeSet) else None
-    return probe_sandbox(judge if isinstance(judge, PythonJudge) else None)
 
 
 @dataclass(frozen=True)
@@ -240,27 +230,52 @@ def batch_label(batch: list[tuple[Case, Unit]]) -> str:
     return name(first) if len(batch) == 1 else f"{name(first)} .. {name(last)} ({len(batch)} units)"
 
 
-def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd:
-    """Record how this start of the run ended, and the data-quality outcome if checked.
+@dataclass(frozen=True)
+class UnitTally:
+    """The units of a start's matrix as the rows on disk record them."""
 
-    The status comes from the rows on disk: ``failed`` when the data checks failed,
-    ``incomplete`` when a unit of the matrix has no row or an infrastructure error,
-    ``completed`` otherwise.
-    """
+    errored: int
+    """Units whose cases row records an infrastructure error."""
+    missing: int
+    """Units with no cases row."""
+
+
+def tally_units(plan: RunPlan) -> UnitTally:
+    """Count the matrix's units by their rows on disk (call once every unit has ended)."""
     store = ResultStore(plan.config.output)
     written = {k: e for k, e in store.unit_errors(plan.config.run_id).items() if k in plan.keys}
     errored = sum(1 for error in written.values() if error is not None)
+    return UnitTally(errored=errored, missing=len(plan.keys) - len(written))
+
+
+def tally_ahead(plan: RunPlan) -> Future[UnitTally]:
+    """``tally_units`` on a thread, so that reading every unit's row overlaps other
+    work (the data-quality check) instead of delaying ``finish_run``."""
+    return in_thread(partial(tally_units, plan), "unit-tally")
+
+
+def finish_run(
+    plan: RunPlan, failed: int, quality: str | None = None, tally: UnitTally | None = None
+) -> RunEnd:
+    """Record how this start of the run ended, and the data-quality outcome if checked.
+
+    The status comes from the rows on disk (``tally``, counted since the last unit
+    ended; counted here without it): ``failed`` when the data checks failed,
+    ``incomplete`` when a unit of the matrix has no row or an infrastructure error,
+    ``completed`` otherwise.
+    """
+    counted = tally or tally_units(plan)
     end = RunEnd(
         run_id=plan.config.run_id,
         status="completed",
         planned=plan.planned,
-        errored=errored,
-        missing=len(plan.keys) - len(written),
+        errored=counted.errored,
+        missing=counted.missing,
     )
     if quality == "failed":
         end = dataclasses.replace(end, status="failed")
     elif end.unfinished:
         end = dataclasses.replace(end, status="incomplete")
-    row = _run_row(plan, end.status, failed, dt.datetime.now(dt.UTC), quality, errored)
-    store.write_run_row(plan.config.run_id, plan.invocation, row)
+    row = _run_row(plan, end.status, failed, dt.datetime.now(dt.UTC), quality, counted.errored)
+    ResultStore(plan.config.output).write_run_row(plan.config.run_id, plan.invocation, row)
     return end

@@ -65,7 +65,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[RunConfig]:
     """The configs `run` would execute; the flow and the preflight checks are skipped."""
     found: list[RunConfig] = []
     monkeypatch.setattr(cli, "preflight", lambda config: [])
-    monkeypatch.setattr(cli, "_execute", found.append)
+    monkeypatch.setattr(cli, "_execute", lambda config, cases: found.append(config))
     return found
 
 
@@ -253,6 +253,24 @@ def test_importing_the_cli_imports_no_heavy_library() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_the_preflight_of_a_new_run_loads_no_parquet_library(tmp_path: Path) -> None:
+    """The CLI starts Prefect's server right after the preflight: nothing to resume, so
+    the store's pyarrow (~0.2 s) is left for later, when it loads alongside the server."""
+    code = (
+        "import sys; from pathlib import Path; from critiquebench.pipeline import RunConfig, "
+        "preflight; config = RunConfig(suite='basic', limit=2, model='sim:fix=0.5', "
+        "output=Path(sys.argv[1]), run_id='new'); print(len(preflight(config)), "
+        "'pyarrow' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "False"]
 
 
 def test_report_uses_the_runs_own_target_unless_given(tmp_path: Path) -> None:

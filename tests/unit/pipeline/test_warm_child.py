@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +35,31 @@ def priority() -> int:
 def waits(path: Path) -> bool:
     path.write_text("waiting", encoding="ascii")
     return wait_for_parent()
+
+
+class _TornDown:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __del__(self) -> None:  # runs only while an interpreter tears its objects down
+        self.path.write_text("ran", encoding="ascii")
+
+
+_KEPT: list[_TornDown] = []
+
+
+def leaves_work_for_the_exit(folder: Path) -> str:
+    atexit.register((folder / "atexit").write_text, "ran", encoding="ascii")
+    _KEPT.append(_TornDown(folder / "teardown"))
+    return "value"
+
+
+def test_the_child_ends_without_teardown_but_runs_its_exit_handlers(tmp_path: Path) -> None:
+    child: WarmChild[str] = WarmChild([])
+    child.call(leaves_work_for_the_exit, tmp_path)
+    assert child.result(timeout_s=120).value == "value"
+    assert (tmp_path / "atexit").read_text(encoding="ascii") == "ran"  # temporary files go
+    assert not (tmp_path / "teardown").exists()  # the objects were not freed one by one
 
 
 def test_the_child_imports_ahead_and_returns_the_value_and_its_cost() -> None:
@@ -137,6 +164,38 @@ def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
     finish(tmp_path / "here")
     assert built.meta.status == "failed"
     assert built == write_reports(tmp_path / "here", "r", target=0.8).report
+
+
+def test_the_report_is_built_before_the_runs_end_is_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the parent lets it go on, the child only takes the run's state from the new
+    runs row and writes files: the numbers were computed while the check ran."""
+    from critiquebench.pipeline import ResultStore
+    from critiquebench.pipeline import _report_child as report_child
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    write_run(tmp_path, "r", [FakeUnit(f"c{i}", arm, 0, (1,)) for i in range(3) for arm in "AB"])
+    events: list[str] = []
+    build = report_child.build_report
+
+    def recorded_build(*args: Any, **kwargs: Any) -> Any:
+        events.append("build")
+        return build(*args, **kwargs)
+
+    def go_ahead() -> bool:
+        events.append("wait")
+        store = ResultStore(tmp_path)
+        store.write_run_row("r", "start-1", {**store.run_rows("r")[0], "status": "incomplete"})
+        return True
+
+    monkeypatch.setattr(report_child, "build_report", recorded_build)
+    monkeypatch.setattr(report_child, "wait_for_parent", go_ahead)
+    built = report_child.report_when_asked(tmp_path, "r", tmp_path / "none", 0.8)
+    assert events == ["build", "wait"]
+    assert built.meta is not None and built.meta.status == "incomplete"
+    written = (tmp_path / "r" / "report.json").read_text(encoding="utf-8")
+    assert '"status": "incomplete"' in written
 
 
 def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
