@@ -46,6 +46,12 @@ _MAX_TEXT = 2000
 _MAX_NODES = 100_000
 _MAX_DEPTH = 100
 _IDLE_EXIT_S = 600.0
+# The attempt's memory (all its processes together) is looked at least this often...
+_LOOK_EVERY_S = 0.02
+# ...and at most this often: output arriving faster does not make the looks (a walk of
+# /proc each) more frequent. The attempt decides when it writes, so the first bound is
+# the guarantee either way.
+_LOOK_GAP_S = 0.005
 
 # Loaded before the first fork so that attempts start with them imported (speed only:
 # every stdlib module is importable inside the sandbox either way).
@@ -485,14 +491,18 @@ def _watch(
     outcome: dict[str, Any] = {"timed_out": False, "flooded": False, "memory_exceeded": False}
     peak = 0
     open_pipe = True
+    looked = started
     while True:
-        elapsed = time.monotonic() - started
+        now = time.monotonic()
+        elapsed = now - started
         if elapsed >= wall_s:
             outcome["timed_out"] = True
             outcome["run_queue_wait_s"] = _run_queue_wait_s(child)
             break
         watched = [pidfd] + ([read_end] if open_pipe else [])
-        ready, _, _ = select.select(watched, [], [], min(0.02, wall_s - elapsed))
+        # Wake for output, for the attempt's end, or when the memory is due a look.
+        wait = max(0.0, min(looked + _LOOK_EVERY_S - now, wall_s - elapsed))
+        ready, _, _ = select.select(watched, [], [], wait)
         if read_end in ready:
             chunk = os.read(read_end, 65536)
             if not chunk:
@@ -504,21 +514,26 @@ def _watch(
                 output.extend(chunk)
         if pidfd in ready:
             break
+        now = time.monotonic()
+        if now - looked < _LOOK_GAP_S:
+            continue  # output came again soon: the memory was looked at just now
+        looked = now
         tree = _descendants(os.getpid())
         peak = max(peak, _rss_bytes(tree))
         if peak > memory_cap:
             outcome["memory_exceeded"] = True
             break
     # Kill the attempt and anything it started; with namespaces, killing PID 1 of the
-    # attempt's namespace takes every process in it.
+    # attempt's namespace takes every process in it. An attempt that ended alone is
+    # reaped first and then found gone: no kill and no pause.
     for _ in range(5):
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
         tree = _descendants(os.getpid())
         if not tree:
             break
         _kill_all(tree)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
         time.sleep(0.001)
     _drain(read_end, output, cap, outcome)
     outcome["peak_rss_bytes"] = peak
