@@ -347,9 +347,39 @@ def _private_mounts(libc: Any, request: dict[str, Any]) -> None:
         if os.path.isdir(target):
             libc.mount(b"tmpfs", target, b"tmpfs", 0, size)
     # A fresh /proc shows only this attempt's processes. Not when the attempt maps to
-    # the host's root: /proc/sys would then be writable by it.
-    if request.get("outer_uid", 0) != 0:
+    # the host's root: /proc/sys would then be writable by it. Not tried where the
+    # worker's probe found the kernel refuses it (a refused try cost ~0.8 ms).
+    if request.get("outer_uid", 0) != 0 and request.get("fresh_proc", True):
         libc.mount(b"proc", b"/proc", b"proc", 0, None)
+
+
+def _fresh_proc_possible() -> bool:
+    """Whether an attempt can mount a /proc of its own here, tried once per worker the
+    way an attempt would (fresh user, PID and mount namespaces) in throwaway processes.
+
+    The kernel's answer depends only on the worker's mounts, which attempts never
+    change: inside bubblewrap, whose /proc has parts mounted over, it is always no.
+    """
+    if os.geteuid() == 0:
+        return False  # an attempt mapped to root never mounts /proc (see _private_mounts)
+    probe = os.fork()
+    if probe == 0:
+        code = 1
+        try:
+            libc = _libc()
+            libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # to write its own uid_map
+            if _enter_namespaces(libc):
+                inner = os.fork()
+                if inner == 0:
+                    mounted = libc.unshare(_CLONE_NEWNS) == 0 and (
+                        libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) == 0
+                        and libc.mount(b"proc", b"/proc", b"proc", 0, None) == 0
+                    )
+                    os._exit(0 if mounted else 1)
+                code = os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1])
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(probe, 0)[1]) == 0
 
 
 class _CapHeader(ctypes.Structure):
@@ -643,13 +673,15 @@ def _start(options: dict[str, Any]) -> dict[str, Any]:
             __import__(str(name))
         except Exception as exc:
             facts["notes"].append(f"could not import {name} ({type(exc).__name__})")
+    facts["fresh_proc"] = _fresh_proc_possible()
     return facts
 
 
 def main() -> None:
     stdin = sys.stdin.buffer.raw.fileno() if hasattr(sys.stdin.buffer, "raw") else 0
     options = json.loads(_read_exact(stdin, struct.unpack(">Q", _read_exact(stdin, 8))[0]))
-    hello = json.dumps(_start(options)).encode()
+    facts = _start(options)
+    hello = json.dumps(facts).encode()
     sys.stdout.buffer.write(struct.pack(">Q", len(hello)) + hello)
     sys.stdout.buffer.flush()
     while True:
@@ -661,6 +693,7 @@ def main() -> None:
             request = json.loads(_read_exact(stdin, size))
         except EOFError:
             return
+        request["fresh_proc"] = facts["fresh_proc"]  # the worker's own finding, not the parent's
         _judge_one(request)
 
 
