@@ -87,10 +87,10 @@ class SandboxMode:
         if self.bubblewrap:
             text = (
                 f"{_FULL_PREFIX} private PID, mount, network, IPC and user namespaces; "
-                "read-only view of the interpreter and system libraries only; private /tmp "
-                "and /dev/shm per attempt; unprivileged user; whole process tree killed "
-                "after each attempt; memory capped per process and, by a watchdog, for the "
-                "attempt's processes together (no cgroup)"
+                "read-only view of the interpreter and system libraries only; private /tmp, "
+                "/dev/shm and IPC objects per attempt; unprivileged user; whole process tree "
+                "killed after each attempt; memory capped per process and, by a watchdog, for "
+                "the attempt's processes together (no cgroup)"
             )
         else:
             text = (

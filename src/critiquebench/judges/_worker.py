@@ -36,6 +36,7 @@ import time
 from typing import Any
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
@@ -333,12 +334,15 @@ def _enter_namespaces(libc: Any) -> bool:
 
 
 def _private_mounts(libc: Any, request: dict[str, Any]) -> None:
-    """Fresh, size-capped /tmp and /dev/shm, and a /proc of this attempt where allowed.
+    """Fresh, size-capped /tmp and /dev/shm, a /proc of this attempt where allowed, and
+    fresh IPC objects (System V, POSIX message queues).
 
     The kernel refuses a new /proc where the current one has parts mounted over
     (bubblewrap's read-only /proc/sys): the attempt then keeps the sandbox's /proc.
     """
-    if libc.unshare(_CLONE_NEWNS) != 0:
+    # An IPC namespace of its own too: System V shared memory, semaphores and message
+    # queues outlive their processes, and were a channel to the worker's next attempt.
+    if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC) != 0 and libc.unshare(_CLONE_NEWNS) != 0:
         return
     size = f"size={int(request['limits']['tmp_bytes'])},mode=1777".encode()
     # Keep these mounts from propagating anywhere (MS_REC | MS_PRIVATE).
