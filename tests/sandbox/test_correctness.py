@@ -133,3 +133,34 @@ def test_checks_of_other_shapes_run_inside_and_are_counted() -> None:
         judge.close()
     assert result.checks_inside == 1
     assert [failure.inside for failure in result.failures] == [False, True]
+
+
+# Passes only when the attempt sees a /proc of its own: then it is the one process there.
+_OWN_PROC_ADD = """import os
+
+
+def add(a, b):
+    pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    return a + b if pids == ["1"] else a + b + 1
+"""
+
+
+@pytest.mark.parametrize("forced_fallback", [False, True])
+def test_the_workers_probe_for_a_fresh_proc_matches_what_attempts_see(
+    monkeypatch: pytest.MonkeyPatch, forced_fallback: bool
+) -> None:
+    # Each worker tries once whether an attempt could mount /proc, and attempts skip a
+    # mount the kernel would refuse (it did inside bubblewrap, at ~0.8 ms each time).
+    if forced_fallback:
+        monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback")
+    judge = PythonJudge(SandboxLimits(wall_s=8.0), static=None)
+    try:
+        result = judge(make_case(), _OWN_PROC_ADD)
+        [worker] = judge.sandbox._idle
+        fresh = worker.facts["fresh_proc"]
+        assert isinstance(fresh, bool)
+        assert result.passed == fresh, (fresh, result.failures)
+        if judge.sandbox.mode.bubblewrap:
+            assert fresh is False  # bubblewrap's /proc has parts mounted over
+    finally:
+        judge.close()

@@ -86,6 +86,27 @@ def test_files_in_tmp_and_shm_do_not_persist_to_the_next_attempt(judge: PythonJu
         assert not (Path(folder) / name).exists()
 
 
+def test_ipc_objects_do_not_persist_to_the_next_attempt(judge: PythonJudge) -> None:
+    # System V shared memory outlives the process that made it; each attempt gets an
+    # IPC namespace of its own, so the worker's next attempt never finds it.
+    key = uuid.uuid4().int & 0x7FFFFFFF
+    writer = (
+        "import ctypes\n"
+        f"made = ctypes.CDLL(None).shmget({key}, 4096, 0o1666)\n"  # IPC_CREAT | 0666
+        "def add(a, b):\n"
+        "    return a + b if made != -1 else 'shmget failed'\n"
+    )
+    reader = (
+        "import ctypes\n"
+        f"found = ctypes.CDLL(None).shmget({key}, 0, 0)\n"
+        "def add(a, b):\n"
+        "    return a + b if found == -1 else 'the last attempt left shared memory'\n"
+    )
+    assert run(judge, writer).passed  # the attempt may use IPC itself
+    result = run(judge, reader)
+    assert result.passed, result.failures
+
+
 def test_temp_space_is_capped(judge: PythonJudge) -> None:
     filler = (
         "def add(a, b):\n"

@@ -43,6 +43,9 @@ class SandboxLimits:
     """Give each attempt fresh user, PID and mount namespaces where the kernel allows."""
 
 
+_IDENTITY_ENTRIES = 4096
+"""Most check tuples whose plans are found by identity (the rest by content)."""
+
 DEFAULT_STATIC = StaticSettings()
 """ruff and mypy with the documented rule sets (see ``judges/_static.py``)."""
 
@@ -67,6 +70,10 @@ class PythonJudge:
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
         self._plans: dict[tuple[str, str], list[PlannedCheck]] = {}
+        # The plans of the check tuples judged lately, by identity: a run judges the same
+        # Case object for every arm and rep, and the content key costs a repr of every
+        # check. An entry holds its tuple, so its id cannot be reused while it is here.
+        self._by_identity: dict[int, tuple[tuple[Check, ...], str, list[PlannedCheck]]] = {}
         self.static = StaticChecker(static) if static is not None else None
 
     @property
@@ -135,13 +142,22 @@ class PythonJudge:
     def _planned(self, case: Case) -> list[PlannedCheck]:
         """The case's checks, planned once per judge (parsing them is most of the
         parent's share of an attempt); a plan is never changed after it is made."""
-        key = (case.entry_point, repr(case.checks))
+        checks, entry_point = case.checks, case.entry_point
+        with self._lock:
+            seen = self._by_identity.get(id(checks))
+        if seen is not None and seen[0] is checks and seen[1] == entry_point:
+            return seen[2]
+        key = (entry_point, repr(checks))
         with self._lock:
             known = self._plans.get(key)
         if known is None:
-            known = plan_checks(case.checks, case.entry_point)
+            known = plan_checks(checks, entry_point)
             with self._lock:
                 self._plans[key] = known
+        with self._lock:
+            if len(self._by_identity) >= _IDENTITY_ENTRIES:
+                self._by_identity.clear()  # cases sent from elsewhere are new objects each time
+            self._by_identity[id(checks)] = (checks, entry_point, known)
         return known
 
     def _limits_for(self, case: Case, plans: list[PlannedCheck]) -> SandboxLimits:

@@ -87,10 +87,10 @@ class SandboxMode:
         if self.bubblewrap:
             text = (
                 f"{_FULL_PREFIX} private PID, mount, network, IPC and user namespaces; "
-                "read-only view of the interpreter and system libraries only; private /tmp "
-                "and /dev/shm per attempt; unprivileged user; whole process tree killed "
-                "after each attempt; memory capped per process and, by a watchdog, for the "
-                "attempt's processes together (no cgroup)"
+                "read-only view of the interpreter and system libraries only; private /tmp, "
+                "/dev/shm and IPC objects per attempt; unprivileged user; whole process tree "
+                "killed after each attempt; memory capped per process and, by a watchdog, for "
+                "the attempt's processes together (no cgroup)"
             )
         else:
             text = (
@@ -198,6 +198,8 @@ class Worker:
         self.mode = mode
         # Kept open for the worker's lifetime (closed in close()): bubblewrap's errors land here.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
+        # Bytes read from the worker ahead of the frame being read (its next frame).
+        self._pending = bytearray()
         source = _WORKER_SOURCE.read_text(encoding="utf-8")
         argv = [*mode.argv, "-I", "-S", "-B", "-c", source]
         if mode.map_users:
@@ -255,18 +257,20 @@ class Worker:
         return self._read(stream, struct.unpack(">Q", header)[0], deadline)
 
     def _read(self, stream: int, size: int, deadline: float) -> bytes:
-        chunks: list[bytes] = []
-        left = size
-        while left:
+        """``size`` bytes of the worker's answer. Whatever the pipe holds is read at once:
+        an attempt's two frames then cost one wait and one read, not four of each, and
+        each wait gives up the GIL, which a busy thread may hold for milliseconds."""
+        while len(self._pending) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([stream], [], [], remaining)[0]:
                 raise SandboxUnavailable("the sandbox worker stopped answering")
-            chunk = os.read(stream, min(left, 1 << 20))
+            chunk = os.read(stream, max(size - len(self._pending), 1 << 16))
             if not chunk:
                 raise SandboxUnavailable(f"the sandbox worker exited{self._why()}")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            self._pending += chunk
+        taken = bytes(self._pending[:size])
+        del self._pending[:size]
+        return taken
 
     def _why(self) -> str:
         with contextlib.suppress(OSError, ValueError):

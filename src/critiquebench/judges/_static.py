@@ -195,16 +195,18 @@ class StaticChecker:
         A syntax error is already one defect of the tests' ``syntax`` kind; ruff's and
         mypy's reports of the same error would count it again.
         """
+        key = _digest(code)
+        # Only a text that parsed is ever remembered, so a remembered one need not be
+        # parsed again (a parse is most of the parent's CPU of a remembered check).
+        known = self._recall(key)
+        if known is not None:
+            return StaticReport(findings=known)
         try:
             parse(code)
         except (SyntaxError, ValueError):
             return StaticReport()
         except Exception as exc:  # too deep to parse here: say so rather than guess
             return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
-        key = _digest(code)
-        known = self._recall(key)
-        if known is not None:
-            return StaticReport(findings=known)
         findings: list[Failure] = []
         try:
             if self.settings.lint:

@@ -22,17 +22,27 @@ if TYPE_CHECKING:  # _units imports the loop (LangGraph); the store only reads t
 _UNIT_TABLES = ("cases", "attempts", "calls")
 
 
-def _atomic_write_bytes(path: Path, write: Any) -> None:
-    """Write via a temporary file in the same folder, then rename over ``path``.
+def _atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
+    """Write ``data`` via a temporary file in the same folder, then rename over ``path``.
 
     A crash mid-write leaves at most a stray temporary file, never a torn table file.
     The file ends with the mode any new file gets (0666 less the umask): mkstemp's
     owner-only 0600 would survive the rename and lock others out of a shared folder.
+    The folder is created only when missing: a run writes thousands of files into a
+    handful of folders, and asking each time cost a system call per path part.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _create_temporary(path)
     try:
-        write(temporary)
+        handle, temporary = _create_temporary(path)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = _create_temporary(path)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # a write may take only part of the bytes
+                view = view[os.write(handle, view) :]
+        finally:
+            os.close(handle)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -41,18 +51,19 @@ def _atomic_write_bytes(path: Path, write: Any) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old or the new file."""
-    _atomic_write_bytes(path, lambda target: Path(target).write_text(text, encoding="utf-8"))
+    _atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _create_temporary(path: Path) -> str:
-    """A new, empty file beside ``path``, created 0666 so the kernel applies the umask."""
+def _create_temporary(path: Path) -> tuple[int, str]:
+    """A new, empty file beside ``path``, created 0666 so the kernel applies the umask,
+    and a descriptor open for writing it; FileNotFoundError when the folder is missing."""
     while True:
         candidate = path.parent / f".{path.name}.{secrets.token_hex(6)}"
         try:
-            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            handle = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
-        return str(candidate)
+        return handle, str(candidate)
 
 
 _SMALL_FILE_OPTIONS: dict[str, Any] = {
@@ -92,7 +103,11 @@ def write_table(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
     """Write ``rows`` as a Parquet file of ``table``'s schema (validated by Arrow)."""
     _arrow_without_pandas()
     data = pa.Table.from_pylist(rows, schema=arrow_schema(table))
-    _atomic_write_bytes(path, lambda target: pq.write_table(data, target, **_SMALL_FILE_OPTIONS))
+    # Built in memory and written with one system call: handing pyarrow a path costs
+    # more CPU (resolving a filesystem, opening the file again) than the small file.
+    sink = pa.BufferOutputStream()
+    pq.write_table(data, sink, **_SMALL_FILE_OPTIONS)
+    _atomic_write_bytes(path, memoryview(sink.getvalue()))
 
 
 class ResultStore:

@@ -109,3 +109,33 @@ def test_a_case_s_checks_are_planned_once_and_judge_every_attempt_alike(
         assert judge(other, GOOD_ADD).checks_total == 1 and planned == ["add", "add"]
     finally:
         judge.close()
+
+
+def test_the_same_case_object_finds_its_plan_without_reading_its_checks_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run judges one Case object for every arm and rep; the content key (a repr of
+    # every check) is needed only for a case seen first, or sent as a new object.
+    judge = PythonJudge(static=None)
+    try:
+        case = make_case()
+        assert judge(case, GOOD_ADD).passed
+        shown: list[str] = []
+        real_repr = Check.__repr__
+
+        def counted_repr(self: Check) -> str:
+            shown.append(self.source)
+            return real_repr(self)
+
+        monkeypatch.setattr(Check, "__repr__", counted_repr)
+        assert not judge(case, WRONG_ADD).passed
+        assert judge(case, GOOD_ADD).passed
+        assert shown == []
+        copy = case.model_copy(deep=True)  # equal content, another object: by content
+        assert judge(copy, GOOD_ADD).passed and len(shown) == len(case.checks)
+        assert judge(copy, GOOD_ADD).passed and len(shown) == len(case.checks)
+        # Another entry point over the very same checks is another plan.
+        renamed = case.model_copy(update={"entry_point": "plus"})
+        assert not judge(renamed, GOOD_ADD).passed
+    finally:
+        judge.close()

@@ -257,3 +257,32 @@ def test_warm_starts_the_daemon_once_and_checks_then_use_it(tmp_path: Path) -> N
         assert checker._status == status
     finally:
         checker.close()
+
+
+def test_a_remembered_text_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from critiquebench.judges import _static
+
+    parsed: list[str] = []
+    real_parse = _static.parse
+
+    def counted_parse(code: str) -> object:
+        parsed.append(code)
+        return real_parse(code)
+
+    monkeypatch.setattr(_static, "parse", counted_parse)
+    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+    checker._ruff = lambda code: ()  # type: ignore[method-assign]
+    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    try:
+        assert checker.check(SNIPPET) == StaticReport()
+        assert checker.check(SNIPPET) == StaticReport()
+        assert parsed == [SNIPPET]
+        # A text that does not parse is never remembered: it is parsed each time.
+        broken = "def f(:\n"
+        assert checker.check(broken) == StaticReport()
+        assert checker.check(broken) == StaticReport()
+        assert parsed == [SNIPPET, broken, broken]
+    finally:
+        checker.close()

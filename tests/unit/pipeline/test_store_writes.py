@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
 from critiquebench.pipeline._schema import arrow_schema
-from critiquebench.pipeline._store import write_table
+from critiquebench.pipeline._store import atomic_write_text, write_table
 
 
 def test_a_written_table_reads_back_with_its_schema_and_values(tmp_path: Path) -> None:
@@ -60,3 +64,57 @@ print(type(frame).__name__, "pandas" in sys.modules)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "DataFrame", "True"]
+
+
+def test_folders_are_created_once_not_asked_for_at_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[Path] = []
+    real_mkdir = Path.mkdir
+
+    def counted_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", counted_mkdir)
+    folder = tmp_path / "run" / "calls"
+    write_table(folder / "a.parquet", "calls", [])
+    assert folder in made  # missing: created (with its parents)
+    first = len(made)
+    write_table(folder / "b.parquet", "calls", [])
+    atomic_write_text(folder / "c.md", "text")
+    assert len(made) == first  # there already: not asked for again
+    assert pq.read_table(folder / "b.parquet").num_rows == 0
+    assert (folder / "c.md").read_text(encoding="utf-8") == "text"
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cases" / "u.parquet"
+    atomic_write_text(path, "old")
+    written: list[int] = []
+    real_write = os.write
+
+    def short_then_full(handle: int, data: Any) -> int:
+        # The first call takes only part of the bytes (allowed), the second fails.
+        if not written:
+            written.append(real_write(handle, bytes(data)[:3]))
+            return written[-1]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", short_then_full)
+    with pytest.raises(OSError, match="No space"):
+        atomic_write_text(path, "new and longer")
+    assert path.read_text(encoding="utf-8") == "old"
+    assert [p.name for p in path.parent.iterdir()] == ["u.parquet"]
+    monkeypatch.setattr(os, "write", real_write)
+    written.clear()
+
+    def short_writes(handle: int, data: Any) -> int:
+        written.append(real_write(handle, bytes(data)[:4]))
+        return written[-1]
+
+    monkeypatch.setattr(os, "write", short_writes)
+    atomic_write_text(path, "new and longer")  # every part written, in 4-byte steps
+    assert path.read_text(encoding="utf-8") == "new and longer" and len(written) == 4
