@@ -44,9 +44,17 @@ def _follow(source: Path, output: Path, first: str) -> LandingCheck:
     early = names.index(first) + 1
     check = LandingCheck(output, RUN_ID)
     _land(source, target, names[:early])
-    check.record(check.take()())
+    _read_and_check(check)
     _land(source, target, names[early:])
     return check
+
+
+def _read_and_check(check: LandingCheck) -> None:
+    """Read what landed, then validate it, as the check's child does."""
+    check.record(check.read_job()())
+    job = check.check_job()
+    assert job is not None
+    check.record(job())
 
 
 def _all_at_once_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,10 +117,10 @@ def test_a_resumed_run_is_checked_over_the_rows_of_every_start(tmp_path: Path) -
     retried = _unit_file(run, "cases").name
 
     check = LandingCheck(config.output, RUN_ID)  # follows from before the second start
-    check.record(check.take()())
+    _read_and_check(check)
     resumed = start_run(config)
     assert [unit.key + ".parquet" for _, unit in resumed.work] == [retried]
-    check.record(check.take()())  # the new start's runs row
+    _read_and_check(check)  # the new start's runs row
     for case, unit in resumed.work:
         run_unit(case, unit, config)
 

@@ -49,68 +49,92 @@ from critiquebench.quality._suites import build_suite
 
 
 @dataclass(frozen=True)
-class _Pass:
-    chunk: Chunk
+class Checked:
+    """Rows validated together: their derived tables, under what setting, the verdicts."""
+
     frames: Frames
-    verdicts: Verdicts | None = None
+    verdicts: Verdicts
 
 
-def _next_pass(
-    run_dir: Path,
-    run_id: str,
-    seen: frozenset[Path],
-    runs_before: list[pa.Table],
-    known: frozenset[tuple[Setting, str, int]],
-) -> _Pass | None:
-    """Read the units landed that are not in ``seen`` and validate their rows; None
-    when none landed. ``known``: the outcomes already held in full (the first pass
-    asks GX for every detail, the later ones only whether each held: half the work)."""
+def _read_landed(run_dir: Path, seen: frozenset[Path]) -> Chunk | None:
+    """The rows of the units landed that are not in ``seen``; None when none landed."""
     if not (run_dir / "runs").is_dir():
         return None  # the run has not started
     files = landed_files(run_dir, set(seen))
     if not files["cases"] and not files["runs"]:
         return None
-    chunk = read_chunk(files)
-    runs = pa.concat_tables([*runs_before, chunk.tables["runs"]])
-    if not len(runs):
-        return None  # nothing says yet which arms to expect: read again later
-    frames = derive(chunk.tables, runs)
+    return read_chunk(files)
+
+
+def _check_chunks(
+    run_id: str,
+    chunks: list[Chunk],
+    runs: pa.Table,
+    known: frozenset[tuple[Setting, str, int]],
+) -> Checked | None:
+    """Validate the rows of ``chunks`` under the setting of ``runs``; None when the
+    chunks' columns differ (the end then validates them). ``known``: the outcomes
+    already held in full (the first check asks GX for every detail, the later ones
+    only whether each held: half the work)."""
+    base = base_tables(chunks)
+    if base is None:
+        return None
+    frames = derive(base, runs)
     summary = any(
         (frames.setting, table, i) not in known
         for table in TABLES
         if len(frames.derived[table])
         for i in row_level(table, frames.arms)
     )
-    return _Pass(chunk, frames, validate_rows(run_id, frames, summary))
+    return Checked(frames, validate_rows(run_id, frames, summary))
 
 
 @dataclass
 class LandingCheck:
-    """The check of one run, fed chunk by chunk as its units land, then finished."""
+    """The check of one run, fed as its units land, then finished.
+
+    Reading what landed (``read_job``) and validating what was read (``check_job``)
+    are separate jobs, to run anywhere (a fork, say) and hand to ``record``: reading
+    costs by the file, validating by the expectation (~1 s whatever the rows), so a
+    follower reads often, to leave little for the end to read, and validates seldom.
+    """
 
     output: Path
     run_id: str
-    _passes: list[_Pass] = field(default_factory=list)
+    _chunks: list[Chunk] = field(default_factory=list)
+    _checked_up_to: int = 0
+    """Chunks before this one were validated (or are being, see ``_checking``)."""
+    _checking: int = 0
+    _checks: list[Checked] = field(default_factory=list)
     _seen: set[Path] = field(default_factory=set)
     _held: dict[tuple[Setting, str, int], ExpectationOutcome] = field(default_factory=dict)
     """Full outcomes of row-level expectations that held, by setting, table, position:
     one that holds on every row reports the same outcome whatever the rows."""
 
-    def take(self) -> Callable[[], _Pass | None]:
-        """The next pass: read the units landed since the last one and validate their
-        rows (run it anywhere, a fork say, and hand its value to ``record``)."""
-        runs = [p.chunk.tables["runs"] for p in self._passes]
-        known = frozenset(self._held)
+    def read_job(self) -> Callable[[], Chunk | None]:
+        """Read the units landed since the last read."""
         run_dir = self.output / self.run_id
-        return partial(_next_pass, run_dir, self.run_id, frozenset(self._seen), runs, known)
+        return partial(_read_landed, run_dir, frozenset(self._seen))
 
-    def record(self, done: _Pass | None) -> None:
-        """The value of a pass ``take`` gave (None: nothing had landed)."""
-        if done is None:
-            return
-        self._passes.append(done)
-        self._seen.update(done.chunk.files)
-        self._remember(done.frames.setting, done.verdicts or {})
+    def check_job(self) -> Callable[[], Checked | None] | None:
+        """Validate the rows read since the last check; None when there are none, or no
+        runs row yet says which arms to expect."""
+        runs = pa.concat_tables([c.tables["runs"] for c in self._chunks]) if self._chunks else None
+        if runs is None or not len(runs) or self._checked_up_to == len(self._chunks):
+            return None
+        self._checking = len(self._chunks)
+        fresh = self._chunks[self._checked_up_to :]
+        return partial(_check_chunks, self.run_id, fresh, runs, frozenset(self._held))
+
+    def record(self, done: Chunk | Checked | None) -> None:
+        """The value of a job (None: nothing to record)."""
+        if isinstance(done, Chunk):
+            self._chunks.append(done)
+            self._seen.update(done.files)
+        elif isinstance(done, Checked):
+            self._checks.append(done)
+            self._checked_up_to = self._checking
+            self._remember(done.frames.setting, done.verdicts)
 
     def _remember(self, setting: Setting, verdicts: Verdicts) -> None:
         for table, found in verdicts.items():
@@ -121,33 +145,32 @@ class LandingCheck:
     def finish(self) -> QualityReport:
         """The run's report: the rows not validated yet, then what needs the whole run."""
         files, now = final_files(self.output, self.run_id)
-        kept = [p for p in self._passes if p.chunk.unchanged(now)]
-        read = {path for p in kept for path in p.chunk.files}
+        kept = [chunk for chunk in self._chunks if chunk.unchanged(now)]
+        read = {path for chunk in kept for path in chunk.files}
         rest = read_chunk({t: [p for p in files[t] if p not in read] for t in TABLES})
-        base = base_tables([p.chunk for p in kept] + [rest])
+        base = base_tables([*kept, rest])
         if base is None:  # columns differ between files: the whole run read at once
             from critiquebench.quality._check import check_run
 
             return check_run(self.output, self.run_id)
         whole = derive(base, base["runs"])
-        validated = [
-            p for p in kept if p.verdicts is not None and p.frames.setting == whole.setting
-        ]
+        # A verdict is on rows as they were: it stands whichever files they came from.
+        validated = [check for check in self._checks if check.frames.setting == whole.setting]
         if not validated:
             retry_limit = whole.retry_limit
             return check_frames(self.run_id, whole.pandas(), retry_limit, forked=True)
         return self._finish(whole, validated)
 
-    def _finish(self, whole: Frames, validated: list[_Pass]) -> QualityReport:
+    def _finish(self, whole: Frames, validated: list[Checked]) -> QualityReport:
         tail = Frames(
-            unseen_rows(whole.derived, [p.frames.derived for p in validated]),
+            unseen_rows(whole.derived, [check.frames.derived for check in validated]),
             whole.retry_limit,
             whole.arms,
         )
         failed = {
             (table, i)
-            for p in validated
-            for table, found in (p.verdicts or {}).items()
+            for check in validated
+            for table, found in check.verdicts.items()
             for i, verdict in found.items()
             if not verdict.held
         }

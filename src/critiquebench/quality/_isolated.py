@@ -4,12 +4,12 @@ Great Expectations and pandas take ~270 MiB and seconds of CPU to import, and a
 process that imported them keeps that memory to its end. So a run's process starts
 this child (a ``WarmChild``) when the run starts, at a low CPU priority: it imports
 them while the units run, on CPU time the judges leave idle. Given the run's
-folder (``output``), the child then follows the run: every few seconds it
-reads the files of the units landed since and validates their rows, in a fork of
-itself at its low priority (see ``_incremental``), so that once the units are done
-only the last rows and what needs the whole run are left: ``finish`` asks for that and the
-report. Nothing in the child writes the run's files, and the run's process reads
-none of them for the check.
+folder (``output``), the child then follows the run: every second or two it
+reads the files of the units landed since, and every ten seconds validates the rows
+read, each in a fork of itself at its low priority (see ``_incremental``), so that
+once the units are done only the last rows and what needs the whole run are left:
+``finish`` asks for that and the report. Nothing in the child writes the run's
+files, and the run's process reads none of them for the check.
 
 Without ``output`` the run's process scans the run's files itself and hands over
 the check's tables (``send``); the child validates them all at once.
@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 import select
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -29,12 +31,11 @@ from critiquebench.quality._report import QualityReport
 from critiquebench.warm_child import ChildResult, WarmChild
 
 _HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites", __name__)
-_POLL_S = 0.25
-"""How often the child looks for landed units while it has nothing to validate."""
-_PAUSE_S = 1.0
-"""The least time between two validations while units land. What the end costs hardly
-depends on how many rows are left (GX's cost is per expectation), so validating more
-often would only take CPU time from the units."""
+_READ_EVERY_S = 1.5
+"""How often the child reads the files of the units landed since (~1 ms a unit)."""
+_CHECK_EVERY_S = 10.0
+"""How often it validates the rows read since: GX costs ~1 s whatever the rows, so
+validating more often would take CPU time from the units and save the end nothing."""
 
 
 class PendingCheck:
@@ -112,20 +113,22 @@ def follow(output: Path, run_id: str) -> None:
     if not CAN_FORK:
         return  # validated at the end, all at once
     running: Forked[object] | None = None
-    wait_s = _POLL_S
+    checked = -_CHECK_EVERY_S  # the first check comes at once: it asks GX for every detail
     try:
         while True:
             waiting = [sys.stdin.fileno(), *([running.fileno()] if running else [])]
-            ready = select.select(waiting, [], [], None if running else wait_s)[0]
+            ready = select.select(waiting, [], [], None if running else _READ_EVERY_S)[0]
             if sys.stdin.fileno() in ready:  # the call (or the parent gone)
                 return
             if running is not None:
                 done, running = running.result(), None
                 check.record(done)  # type: ignore[arg-type]
-                # Nothing landed: look again soon; else let more units land first.
-                wait_s = _POLL_S if done is None else _PAUSE_S
                 continue
-            running = Forked(check.take())
+            job: Callable[[], object] | None = None
+            if time.monotonic() - checked >= _CHECK_EVERY_S:
+                job = check.check_job()
+                checked = time.monotonic() if job is not None else checked
+            running = Forked(job or check.read_job())
     finally:
         if running is not None:
             running.kill()
