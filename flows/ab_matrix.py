@@ -22,7 +22,6 @@ from prefect.futures import as_completed
 from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
-from critiquebench.analysis import connect
 from critiquebench.pipeline import (
     RunConfig,
     RunIncomplete,
@@ -144,7 +143,8 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     # The data-quality check (Great Expectations) and the reports (charts) run in child
     # processes, their memory gone with them (see critiquebench.warm_child). They start
     # now, at a low CPU priority, so their imports use what the units leave idle.
-    checker = PendingCheck(config.run_id, nice=_CHILD_NICE)
+    # The check's child follows the run: it validates each unit's rows as they land.
+    checker = PendingCheck(config.run_id, nice=_CHILD_NICE, output=config.output)
     reporter = PendingReport(nice=_CHILD_NICE)
     try:
         return _run_and_check(config, units_runner, checker, reporter, key)
@@ -173,12 +173,10 @@ def _run_and_check(
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
     tally = tally_ahead(plan)  # every unit has ended: their rows are counted during the check
-    # The report's child reads the run's files while this process does for the check;
-    # it reports (the run's status included) once finish_run has recorded the run's end.
+    # The report's child reads the run's files while the check's child finishes; it
+    # reports (the run's status included) once finish_run has recorded the run's end.
     reporter.prepare(config.output, config.run_id, config.prices, config.target)
-    tables = connect(config.output, [config.run_id], snapshot=True)
-    quality = check_quality_task(checker, tables, key)
-    tables.close()
+    quality = check_quality_task(checker, key)
     end = finish_run(plan, failed, "passed" if quality.passed else "failed", tally.result())
     write_reports_task(
         config.output, config.run_id, config.prices, config.target, key, pending=reporter

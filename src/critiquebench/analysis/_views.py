@@ -177,11 +177,13 @@ def _one_schema(connection: duckdb.DuckDBPyConnection) -> bool:
     which for a 984-unit run took a third of the copy's CPU and ~100 MiB. A start
     writes its runs row before any unit, with the schema version its files have.
     """
-    row = connection.execute(
+    # fetchall: a fetchone leaves the result open, and this DuckDB then refuses the
+    # next statement on the connection (registering an empty table's columns, say).
+    rows = connection.execute(
         "SELECT count(*) > 0 AND min(schema_version) = max(schema_version) "
         f"AND min(schema_version) = {SCHEMA_VERSION} FROM runs"
-    ).fetchone()
-    return bool(row and row[0])
+    ).fetchall()
+    return bool(rows and rows[0][0])
 
 
 def connect(

@@ -15,6 +15,7 @@ from critiquebench.quality._fork import both
 from critiquebench.quality._report import ExpectationOutcome, QualityReport
 
 if TYPE_CHECKING:
+    import great_expectations as gx
     from great_expectations.core import ExpectationValidationResult
 
     from critiquebench.quality._suites import ArmSpecs
@@ -148,21 +149,49 @@ def _validate(
     """The outcomes of ``tables`` (of ``frames``) against their suites, by table."""
     if not tables:
         return {}
-    # Imported here: Great Expectations takes seconds to import, and only this needs it.
-    from critiquebench.quality._suites import ROW_KEYS, build_suite, ephemeral_context
+    from critiquebench.quality._suites import build_suite
 
+    suites = {table: build_suite(table, arms) for table in tables}
+    found = validate_suites({t: (frames[t], suites[t]) for t in tables}, parameters)
+    return {
+        table: [outcome_of(table, r, frames[table]) for r in results]
+        for table, results in found.items()
+    }
+
+
+def validate_suites(
+    jobs: dict[str, tuple[Frame, gx.ExpectationSuite]],
+    parameters: dict[str, Any],
+    *,
+    summary: bool = True,
+) -> dict[str, list[ExpectationValidationResult]]:
+    """GX's results of each table's frame against its suite, in the suite's order.
+
+    ``summary`` False: only whether each expectation held (GX's BOOLEAN_ONLY, half the
+    work: no offending rows or counts are gathered).
+    """
+    # Imported here: Great Expectations takes seconds to import, and only this needs it.
+    from critiquebench.quality._suites import ephemeral_context
+
+    result_format = _FORMAT if summary else {"result_format": "BOOLEAN_ONLY"}
     source = ephemeral_context().data_sources.add_pandas("critiquebench")
-    found: dict[str, list[ExpectationOutcome]] = {}
-    for table in tables:
-        frame = frames[table]
+    found: dict[str, list[ExpectationValidationResult]] = {}
+    for table, (frame, suite) in jobs.items():
         batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
         # Validated straight on the batch: a validation definition would also store the
         # suite, itself and its results in the context, which nothing here reads again.
         validation = batch.get_batch(batch_parameters={"dataframe": frame}).validate(
-            build_suite(table, arms), expectation_parameters=parameters, result_format=_FORMAT
+            suite, expectation_parameters=parameters, result_format=result_format
         )
-        found[table] = [_outcome(table, r, frame, ROW_KEYS[table]) for r in validation.results]
+        found[table] = list(validation.results)
     return found
+
+
+def outcome_of(table: str, result: ExpectationValidationResult, frame: Frame) -> ExpectationOutcome:
+    """The report's view of one GX result on ``table`` (validated as ``frame``)."""
+    from critiquebench.quality._suites import ROW_KEYS
+
+    return _outcome(table, result, frame, ROW_KEYS[table])
 
 
 def _unfinished(frames: dict[str, Frame]) -> tuple[tuple[dict[str, Any], ...], int]:

@@ -44,3 +44,29 @@ def test_an_exception_here_is_raised_and_the_fork_reaped(tmp_path: Path) -> None
     if sys.platform == "linux":
         with pytest.raises(ChildProcessError):  # waited for already: no zombie left
             os.waitpid(int(mark.read_text(encoding="ascii")), os.WNOHANG)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forks only on Linux")
+def test_a_fork_says_when_its_value_is_ready_and_can_be_dropped(tmp_path: Path) -> None:
+    import select
+    import time
+
+    from critiquebench.quality._fork import Forked
+
+    quick = Forked(os.getpid)
+    assert select.select([quick.fileno()], [], [], 30)[0] == [quick.fileno()]
+    assert quick.result() not in (os.getpid(), None)
+
+    mark = tmp_path / "finished"
+
+    def slow() -> int:
+        time.sleep(30)
+        mark.write_text("yes", encoding="ascii")
+        return 1
+
+    started = time.monotonic()
+    dropped = Forked(slow)
+    assert select.select([dropped.fileno()], [], [], 0.2)[0] == []  # not ready
+    dropped.kill()
+    assert time.monotonic() - started < 10 and not mark.exists()
+    dropped.kill()  # once is enough: a second call does nothing
