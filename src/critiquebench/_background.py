@@ -10,11 +10,12 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def in_thread(work: Callable[[], T], name: str) -> Future[T]:
+def in_thread(work: Callable[[], T], name: str, *, daemon: bool = False) -> Future[T]:
     """Run ``work`` on a new thread now; its value, or what it raised, in the future.
 
-    Not a daemon thread: a process that ends meanwhile lets the work finish, so the
-    child processes it may start are stopped as usual rather than abandoned.
+    Not a daemon thread by default: a process that ends meanwhile lets the work
+    finish, so the child processes it may start are stopped as usual rather than
+    abandoned. A ``daemon`` thread suits work that only watches (nothing to stop).
     """
     done: Future[T] = Future()
 
@@ -24,5 +25,5 @@ def in_thread(work: Callable[[], T], name: str) -> Future[T]:
         except BaseException as exc:  # raised again by whoever asks for the result
             done.set_exception(exc)
 
-    threading.Thread(target=run, name=name).start()
+    threading.Thread(target=run, name=name, daemon=daemon).start()
     return done

@@ -18,15 +18,16 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from functools import partial
+
+from critiquebench._background import in_thread
 
 _READY_TIMEOUT_S = 90.0
 _SERVER_ENV = {
@@ -68,20 +69,14 @@ def _become_ready(api_url: str, process: subprocess.Popen[bytes], timeout_s: flo
     raise RuntimeError(f"the temporary Prefect server did not answer in {timeout_s:g} s")
 
 
-def _in_background(work: Callable[[], None]) -> Future[None]:
-    """Run ``work`` on a daemon thread; its outcome (None or its exception) in a future."""
-    done: Future[None] = Future()
-
-    def run() -> None:
-        try:
-            work()
-        except Exception as exc:  # handed to whoever waits for the future
-            done.set_exception(exc)
-        else:
-            done.set_result(None)
-
-    threading.Thread(target=run, name="prefect-server-ready", daemon=True).start()
-    return done
+def _watch_ready(
+    api_url: str, process: subprocess.Popen[bytes], timeout_s: float
+) -> Future[None]:
+    """``_become_ready`` on a daemon thread: a server that never answers must not keep
+    the process alive."""
+    return in_thread(
+        partial(_become_ready, api_url, process, timeout_s), "prefect-server-ready", daemon=True
+    )
 
 
 @dataclass
@@ -100,9 +95,7 @@ class LocalServer:
         if self.process is None:
             return
         if self.ready is None:
-            self.ready = _in_background(
-                partial(_become_ready, self.api_url, self.process, timeout_s)
-            )
+            self.ready = _watch_ready(self.api_url, self.process, timeout_s)
         try:
             self.ready.result(timeout=timeout_s)
         except TimeoutError:
@@ -195,7 +188,7 @@ def local_prefect_api() -> Iterator[LocalServer]:
     process = subprocess.Popen([*command, "--lifespan", "on"], env={**os.environ, **_SERVER_ENV})
     api_url = f"http://127.0.0.1:{port}/api"
     # Watched from now on, so its first request is made while this process imports.
-    ready = _in_background(partial(_become_ready, api_url, process, _READY_TIMEOUT_S))
+    ready = _watch_ready(api_url, process, _READY_TIMEOUT_S)
     server = LocalServer(api_url, process, ready)
     os.environ["PREFECT_API_URL"] = server.api_url
     try:

@@ -23,12 +23,17 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 
 from critiquebench.quality._report import QualityReport
 from critiquebench.warm_child import ChildResult, WarmChild
+
+if TYPE_CHECKING:  # imported in the child only, after the heavy imports
+    from critiquebench.quality._incremental import Checked, LandingCheck
+    from critiquebench.quality._landed import Chunk
 
 _HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites", __name__)
 _READ_EVERY_S = 1.5
@@ -91,7 +96,7 @@ def check_arrow(
 
 
 @functools.cache
-def _followed(output: Path, run_id: str) -> object:
+def _followed(output: Path, run_id: str) -> LandingCheck:
     """The one ``LandingCheck`` of the run in this child: the warm-up fills it, the call
     finishes it."""
     from critiquebench.quality._incremental import LandingCheck
@@ -106,13 +111,11 @@ def follow(output: Path, run_id: str) -> None:
     what ``finish_followed`` validates.
     """
     from critiquebench.quality._fork import CAN_FORK, Forked
-    from critiquebench.quality._incremental import LandingCheck
 
     check = _followed(output, run_id)
-    assert isinstance(check, LandingCheck)
     if not CAN_FORK:
         return  # validated at the end, all at once
-    running: Forked[object] | None = None
+    running: Forked[Chunk | Checked | None] | None = None
     checked = -_CHECK_EVERY_S  # the first check comes at once: it asks GX for every detail
     try:
         while True:
@@ -122,9 +125,9 @@ def follow(output: Path, run_id: str) -> None:
                 return
             if running is not None:
                 done, running = running.result(), None
-                check.record(done)  # type: ignore[arg-type]
+                check.record(done)
                 continue
-            job: Callable[[], object] | None = None
+            job: Callable[[], Chunk | Checked | None] | None = None
             if time.monotonic() - checked >= _CHECK_EVERY_S:
                 job = check.check_job()
                 checked = time.monotonic() if job is not None else checked
@@ -142,8 +145,6 @@ def finish_followed(output: Path, run_id: str) -> QualityReport:
     untouched, instead of to this process's (the child's peak stays ~50 MiB lower).
     """
     from critiquebench.quality._fork import CAN_FORK, Forked
-    from critiquebench.quality._incremental import LandingCheck
 
     check = _followed(output, run_id)
-    assert isinstance(check, LandingCheck)
     return Forked(check.finish).result() if CAN_FORK else check.finish()
