@@ -106,7 +106,7 @@ class PythonJudge:
             # A tool failure would make the lint/types counts silently low: the unit is
             # an infrastructure error instead (excluded, retried by a rerun).
             try:
-                report = self.static.check(artifact)
+                report = self.static.check(artifact, case.prompt)
             except Exception as exc:  # check() returns its errors; this is a last fence
                 report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
             if report.error is not None:

@@ -40,28 +40,78 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench._ast_turns import parse
+from critiquebench.judges._calibration import (
+    returning_functions,
+    unproven_invariant,
+    without_task_findings,
+)
+from critiquebench.judges._evasion import evasion_findings
 from critiquebench.judges._failure import Failure
 from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
 """Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
-(likely bugs) and pylint errors: defects, not style, so a correct, plainly written
-answer has none."""
+(likely bugs) and pylint errors, less ``RUFF_IGNORED``: defects, not style, so a correct,
+plainly written answer has none (every reference solution of every bundled suite,
+HumanEval's 164 included, has 0 findings: ``tests/unit/judges/test_calibration.py``)."""
+
+RUFF_IGNORED: tuple[str, ...] = (
+    # Found on correct HumanEval solutions; a habit, not a bug:
+    "B905",  # zip() without strict=: a 3.10 keyword; unequal lengths are often intended
+    "B007",  # an unused loop variable: a name instead of ``_``
+    # Of the same families, style or advice rather than a wrong result:
+    "B911",  # itertools.batched() without strict= (as B905)
+    "B912",  # map() without strict= (as B905)
+    "B904",  # raise without ``from`` inside except: the traceback's wording
+    "B008",  # a call in an argument default: a design choice (B006, mutable defaults, stays)
+    "B009",  # getattr with a constant name: spelling, same behaviour
+    "B010",  # setattr with a constant name: spelling, same behaviour
+    "B011",  # assert False: only differs under ``python -O``, which nothing here uses
+    "B013",  # a one-item tuple in except: spelling
+    "B017",  # pytest.raises(Exception): a test-suite habit, answers are not test suites
+    "B019",  # functools.cache on a method: memory kept alive, results still right
+    "B024",  # an abstract class without abstract methods: class design
+    "B026",  # star-arg after a keyword argument: "discouraged", behaves as written
+    "B027",  # an empty method in an abstract class: class design
+    "B028",  # warnings.warn without stacklevel: where the warning points
+    "F541",  # an f-string without placeholders: a plain string with an ``f``
+)
+"""Ruff rules of the selected families that are style, not defects (why, beside each)."""
 
 MYPY_FLAGS: tuple[str, ...] = (
     "--python-version",
     "3.11",
-    "--check-untyped-defs",
+    # The daemon forces local partial types; batch mypy must use them to agree with it.
+    "--local-partial-types",
     "--ignore-missing-imports",
     "--no-site-packages",
+    # Ruff's F821 reports the same use of an undefined (or not yet defined) name; mypy's
+    # twins would count one bug twice, and the daemon drops used-before-def and
+    # has-type on its incremental path (52 of 452 HumanEval texts and mutants
+    # disagreed with batch mypy; none do without them).
+    "--disable-error-code",
+    "name-defined",
+    "--disable-error-code",
+    "used-before-def",
+    "--disable-error-code",
+    "has-type",
+    # "Need type annotation for 'out'" asks for an annotation: style, never a bug.
+    "--disable-error-code",
+    "var-annotated",
     "--show-error-codes",
     "--no-error-summary",
     "--hide-error-context",
     "--no-color-output",
     "--no-pretty",
 )
-"""mypy's default checks (not --strict: a missing annotation is style, not a defect),
-plus the bodies of unannotated functions; third-party imports are Any (no site-packages)."""
+"""mypy's default checks (not --strict: a missing annotation is style, not a defect);
+third-party imports are Any (no site-packages). Unannotated functions are not checked
+inside (mypy's default, no ``--check-untyped-defs``): without a declared type, mypy's
+complaints are about its own guesses (``[1, 3]`` read as ``list[int]`` before a float
+is appended, HumanEval/130; a name reused for a string, HumanEval/101). Annotated code
+is checked in full; ``judges/_calibration.py`` excuses only mismatches and missing
+returns that say an invariant is unproven, and ``judges/_evasion.py`` reports code
+hidden from the checks."""
 
 MYPY_CACHE_FOLDER = "mypy"
 """mypy's cache folder inside the project's cache folder (next to the call cache)."""
@@ -89,6 +139,8 @@ class StaticSettings:
     """Run mypy with ``mypy_flags``."""
     ruff_rules: tuple[str, ...] = RUFF_RULES
     """Ruff rule codes or prefixes selected (``--select``)."""
+    ruff_ignored: tuple[str, ...] = RUFF_IGNORED
+    """Ruff rules left out of the selected ones (``--ignore``)."""
     mypy_flags: tuple[str, ...] = MYPY_FLAGS
     """Flags of the mypy daemon."""
     cache_dir: Path | None = None
@@ -189,12 +241,27 @@ class StaticChecker:
         self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
         self._finalizer = weakref.finalize(self, _stop_daemon, self._folder)
 
-    def check(self, code: str) -> StaticReport:
-        """Lint and type findings of ``code``; none when it does not parse.
+    def check(self, code: str, prompt: str | None = None) -> StaticReport:
+        """Lint, type and evasion findings of ``code``; none when it does not parse.
 
         A syntax error is already one defect of the tests' ``syntax`` kind; ruff's and
-        mypy's reports of the same error would count it again.
+        mypy's reports of the same error would count it again. With ``prompt`` (the
+        task's text), findings the prompt's own text has too are the task's, not the
+        answer's (``judges/_calibration.py``).
         """
+        report = self._read(code)
+        if not prompt or not report.findings or report.error is not None:
+            return report
+        task = self._read(prompt)
+        if task.error is not None:
+            return task
+        if not task.findings:
+            return report
+        return StaticReport(
+            findings=without_task_findings(code, report.findings, prompt, task.findings)
+        )
+
+    def _read(self, code: str) -> StaticReport:
         key = _digest(code)
         # Only a text that parsed is ever remembered, so a remembered one need not be
         # parsed again (a parse is most of the parent's CPU of a remembered check).
@@ -202,7 +269,7 @@ class StaticChecker:
         if known is not None:
             return StaticReport(findings=known)
         try:
-            parse(code)
+            tree = parse(code)
         except (SyntaxError, ValueError):
             return StaticReport()
         except Exception as exc:  # too deep to parse here: say so rather than guess
@@ -212,7 +279,10 @@ class StaticChecker:
             if self.settings.lint:
                 findings.extend(self._ruff(code))
             if self.settings.types:
-                findings.extend(self._mypy(blank_comments(code)))
+                typed = self._mypy(blank_comments(code))
+                returning = returning_functions(tree)
+                findings.extend(f for f in typed if not unproven_invariant(f, returning))
+                findings.extend(evasion_findings(tree))
         except Exception as exc:  # a tool's failure, never the candidate's defect
             # Not remembered: the next reading of this text asks the tools again.
             return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
@@ -224,9 +294,11 @@ class StaticChecker:
         """The rule set in force, in words (for notes and the report)."""
         parts = []
         if self.settings.lint:
-            parts.append("ruff " + ",".join(self.settings.ruff_rules))
+            ignored = ",".join(self.settings.ruff_ignored)
+            less = f" less {ignored}" if ignored else ""
+            parts.append("ruff " + ",".join(self.settings.ruff_rules) + less)
         if self.settings.types:
-            parts.append("mypy --check-untyped-defs")
+            parts.append("mypy (annotated code; no style codes) + evasions")
         return "; ".join(parts) or "no static checks"
 
     def close(self) -> None:
@@ -263,10 +335,12 @@ class StaticChecker:
                 self._remembered.popitem(last=False)
 
     def _ruff(self, code: str) -> tuple[Failure, ...]:
+        ignored = self.settings.ruff_ignored
         command = [
             _ruff_binary(), "check", "--isolated", "--no-cache", "--ignore-noqa",
             "--exit-zero", "--output-format", "json", "--target-version", "py311",
             "--select", ",".join(self.settings.ruff_rules),
+            *(["--ignore", ",".join(ignored)] if ignored else []),
             "--stdin-filename", CANDIDATE_FILE, "-",
         ]  # fmt: skip
         done = subprocess.run(

@@ -6,7 +6,9 @@ and the case id:
 - ``format`` (error): a line that cannot be used; every bad line is reported.
 - ``reference`` (error): a ``reference_solution`` that fails its own checks when
   run through its case's judge (the one the line names: python, sql, json, ...),
-  with each failing check's expected and actual values.
+  with each failing check's expected and actual values; or that has static findings
+  (lint, types, evasions): the rule set is calibrated so a correct answer has none,
+  so a reference with one is either wrong or a reason to change the rules.
 - ``feedback`` (warning): a Python case whose feedback checks cannot fail for any
   candidate, so a loop shown only feedback stops on a wrong draft. Warnings do
   not make a suite invalid unless the caller asks for strictness.
@@ -101,7 +103,7 @@ class SuiteValidation:
             passing = self.references_checked - len(self.of_kind("reference"))
             text += (
                 f"; {passing} of {self.references_checked} reference solution(s) pass "
-                f"their own checks ({self.reference_seconds:.1f} s)"
+                f"their own checks with no static finding ({self.reference_seconds:.1f} s)"
             )
             if self.references_missing:
                 text += f", {self.references_missing} case(s) have none"
@@ -181,8 +183,10 @@ def _reference_problem(
     if result.infrastructure_error:
         message = f"the judge could not run the reference solution: {result.infrastructure_error}"
         return SuiteProblem("reference", where, message, case.id)
-    if result.passed:
+    if result.passed and not result.findings:
         return None
+    if result.passed:
+        return SuiteProblem("reference", where, _static_message(result), case.id)
     shown = [_describe_failure(f, case, jsonl_fields) for f in result.failures[:_SHOWN_FAILURES]]
     hidden = len(result.failures) - len(shown)
     if hidden:
@@ -192,7 +196,21 @@ def _reference_problem(
         f"reference_solution fails {failed} of {result.checks_total} check(s):\n    "
         + "\n    ".join(shown)
     )
+    if result.findings:
+        message += "\n  and " + _static_message(result)
     return SuiteProblem("reference", where, message, case.id)
+
+
+def _static_message(result: JudgeResult) -> str:
+    """The reference's static findings: each a defect of any answer that has it."""
+    shown = [f.describe() for f in result.findings[:_SHOWN_FAILURES]]
+    hidden = len(result.findings) - len(shown)
+    if hidden:
+        shown.append(f"... and {hidden} more")
+    return (
+        f"reference_solution has {len(result.findings)} static finding(s) (lint, types), "
+        "which count as defects of any answer that has them:\n    " + "\n    ".join(shown)
+    )
 
 
 def failing_references(

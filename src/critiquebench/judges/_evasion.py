@@ -1,0 +1,258 @@
+"""Code that hides itself from the static checkers: each hiding place is a finding.
+
+mypy does not check what it is told not to (``@no_type_check``), what it decides is
+unreachable from a condition it evaluates itself (``TYPE_CHECKING``, ``sys.version_info``,
+``sys.platform``), nor code that only exists as data at run time (``exec``, ``eval``,
+``compile``, imports by name, code objects). An answer that moves its code there scores
+0 type errors for code with type errors, so each such place is reported under the
+``types`` kind with a code of its own (``CB1xx``), never silently accepted:
+
+- ``CB101`` a name ``no_type_check`` (decorator, import or attribute, aliased or not:
+  mypy only honours it through that name).
+- ``CB102`` a condition mypy decides by itself, so one branch is never type-checked:
+  any ``TYPE_CHECKING``/``MYPY`` test other than a bare ``if TYPE_CHECKING:`` without
+  ``else`` (whose body is checked but never run), and any ``sys.version_info`` or
+  ``sys.platform`` test. mypy recognises these by their spelling alone, so the
+  spelling is what is matched.
+- ``CB103`` a way from data to running code: ``exec``, ``compile``,
+  ``__import__``, ``__builtins__``, the modules that load code by name or from bytes
+  (``builtins``, ``importlib``, ``runpy``, ``code``, ``codeop``, ``marshal``,
+  ``pickle``), the attributes that reach another namespace or a code object
+  (``__globals__``, ``__code__``, ``__self__``, ``__subclasses__``, ``sys.modules``,
+  ``FunctionType``, ``CodeType``) and ``getattr``/``setattr``/``delattr`` with a name
+  that is not a constant string. ``eval`` is one too, unless it reads a string built
+  from its function's own inputs (traced through the function's assignments) and no
+  string of the answer holds code (a ``lambda``, ``def``, ``class`` or ``import``):
+  HumanEval/160's reference evaluates the arithmetic its arguments spell, which is
+  calculation, not hidden code.
+
+File-level directives need no code: ``# type: ignore`` and ``# mypy:`` comments are
+blanked before mypy reads the code, and ruff runs with ``--ignore-noqa``, which also
+ignores ``# ruff: noqa`` and ``# flake8: noqa`` (tests hold both).
+
+The text is the candidate's (untrusted): the reader never raises, visits each node
+once (linear), and reports at most ``MOST_FINDINGS`` places.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import warnings
+
+from critiquebench.judges._failure import Failure
+
+MOST_FINDINGS = 20
+"""Evasion findings reported per answer at most (one hiding place is enough to know)."""
+
+_NO_TYPE_CHECK = frozenset({"no_type_check", "no_type_check_decorator"})
+_STATIC_FLAGS = frozenset({"TYPE_CHECKING", "MYPY", "PY2", "PY3"})
+_SYS_CONSTANTS = frozenset({"version_info", "platform"})
+_DYNAMIC_NAMES = frozenset({"exec", "eval", "compile", "__import__", "__builtins__"})
+_TAINT_ROUNDS = 4
+"""Passes over a function's assignments when tracing what its inputs reach (a chain
+of more hand-overs than this is not followed: the ``eval`` is then reported)."""
+_MOST_STRING_TEXT = 50_000
+"""Characters of string constants parsed, at most, when looking for code in strings."""
+_CODE_NODES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+               ast.ImportFrom)  # fmt: skip
+_DYNAMIC_MODULES = frozenset(
+    {"builtins", "importlib", "runpy", "code", "codeop", "marshal", "pickle", "_pickle"}
+)
+_DYNAMIC_ATTRIBUTES = frozenset(
+    {"__globals__", "__code__", "__self__", "__subclasses__", "__builtins__",
+     "FunctionType", "CodeType", "__import__", "exec", "eval", "compile"}
+)  # fmt: skip
+_NAME_TAKERS = frozenset({"getattr", "setattr", "delattr"})
+
+_CONDITIONS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+
+
+def evasion_findings(tree: ast.Module) -> tuple[Failure, ...]:
+    """The places of the answer ``tree`` that hide code from the checkers."""
+    found: list[Failure] = []
+    # Never the trusted parent's failure: whatever was found before a surprise stands.
+    with contextlib.suppress(Exception):
+        _visit(tree, found)
+    return tuple(found[:MOST_FINDINGS])
+
+
+_Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+class _Scope:
+    """What one function binds: its inputs, and its assignments (targets, value)."""
+
+    def __init__(self, function: _Function) -> None:
+        arguments = function.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        every += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+        self.inputs = {argument.arg for argument in every}
+        self.assignments: list[tuple[set[str], ast.AST]] = []
+
+
+def _visit(tree: ast.Module, found: list[Failure]) -> None:
+    # An explicit stack (no recursion): a deeply nested hostile tree cannot overflow it.
+    stack: list[tuple[ast.AST, _Scope | None]] = [(tree, None)]
+    evals: list[tuple[ast.Call, _Scope | None]] = []
+    strings: list[str] = []
+    while stack and len(found) < MOST_FINDINGS:
+        node, scope = stack.pop()
+        if isinstance(node, ast.Call) and _is_eval(node.func):
+            evals.append((node, scope))
+            stack.extend((child, scope) for child in node.args + [k.value for k in node.keywords])
+            continue
+        _inspect(node, found)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.append(node.value)
+        if scope is not None:
+            _record_assignment(node, scope)
+        inner = _Scope(node) if isinstance(node, _Function) else scope
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    if evals and len(found) < MOST_FINDINGS:
+        code_in_strings = _code_in(strings)
+        for call, scope in evals:
+            if code_in_strings or not _reads_inputs(call, scope):
+                found.append(
+                    _finding("CB103", call.lineno, "`eval` runs code the checkers cannot read")
+                )
+
+
+def _is_eval(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) and node.id == "eval"
+
+
+def _record_assignment(node: ast.AST, scope: _Scope) -> None:
+    if isinstance(node, ast.Assign):
+        targets = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        scope.assignments.append((targets, node.value))
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        scope.assignments.append((targets, node.value))
+    elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        targets = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        scope.assignments.append((targets, node.iter))
+    elif isinstance(node, ast.NamedExpr):
+        scope.assignments.append(({node.target.id}, node.value))
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {part.id for part in ast.walk(node) if isinstance(part, ast.Name)}
+
+
+def _reads_inputs(call: ast.Call, scope: _Scope | None) -> bool:
+    """Whether ``eval``'s text is built from its function's inputs."""
+    if scope is None or len(call.args) != 1 or call.keywords:
+        return False
+    reached = set(scope.inputs)
+    values = [(targets, _names(value)) for targets, value in scope.assignments]
+    for _ in range(_TAINT_ROUNDS):
+        grown = set(reached)
+        for targets, names in values:
+            if names & reached:
+                grown |= targets
+        if grown == reached:
+            break
+        reached = grown
+    return bool(_names(call.args[0]) & reached)
+
+
+def _code_in(strings: list[str]) -> bool:
+    """Whether a string constant parses as code that defines or imports something."""
+    from critiquebench._ast_turns import parse
+
+    budget = _MOST_STRING_TEXT
+    for text in strings:
+        if len(text) > budget:
+            return True  # too much text to read: it cannot be shown to hold no code
+        budget -= len(text)
+        try:
+            with warnings.catch_warnings():  # escapes in prose warn; that is not ours to print
+                warnings.simplefilter("ignore")
+                tree = parse(text)
+        except Exception:  # prose, or too deep: not code this reading can run
+            continue
+        if any(isinstance(node, _CODE_NODES) for node in ast.walk(tree)):
+            return True
+    return False
+
+
+def _inspect(node: ast.AST, found: list[Failure]) -> None:
+    line = getattr(node, "lineno", 0)
+    if isinstance(node, ast.Name) and node.id in _NO_TYPE_CHECK:
+        found.append(_finding("CB101", line, f"`{node.id}` stops mypy checking a function"))
+    elif isinstance(node, ast.Attribute) and node.attr in _NO_TYPE_CHECK:
+        found.append(_finding("CB101", line, f"`{node.attr}` stops mypy checking a function"))
+    elif isinstance(node, ast.alias):
+        _inspect_alias(node, found)
+    elif isinstance(node, _CONDITIONS) and _decided_by_mypy(node):
+        found.append(
+            _finding(
+                "CB102", line,
+                "a condition mypy decides by itself (TYPE_CHECKING, sys.version_info, "
+                "sys.platform): one branch is never type-checked",
+            )
+        )  # fmt: skip
+    elif isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
+        found.append(_finding("CB103", line, f"`{node.id}` runs code the checkers cannot read"))
+    elif isinstance(node, ast.Attribute) and _dynamic_attribute(node):
+        message = f"`.{node.attr}` reaches code the checkers cannot read"
+        found.append(_finding("CB103", line, message))
+    elif isinstance(node, ast.Call) and _dynamic_lookup(node):
+        message = "an attribute looked up by a computed name hides what is called"
+        found.append(_finding("CB103", line, message))
+
+
+def _inspect_alias(node: ast.alias, found: list[Failure]) -> None:
+    line = getattr(node, "lineno", 0)
+    names = {node.name, *node.name.split("."), node.asname or ""}
+    if names & _NO_TYPE_CHECK:
+        found.append(_finding("CB101", line, "`no_type_check` stops mypy checking a function"))
+    elif node.name.split(".")[0] in _DYNAMIC_MODULES or names & _DYNAMIC_NAMES:
+        found.append(_finding("CB103", line, f"`{node.name}` loads code the checkers cannot read"))
+
+
+def _decided_by_mypy(node: ast.If | ast.While | ast.IfExp | ast.Assert) -> bool:
+    static_flag = version_or_platform = False
+    for part in ast.walk(node.test):
+        name = part.id if isinstance(part, ast.Name) else getattr(part, "attr", None)
+        if name in _STATIC_FLAGS:
+            static_flag = True
+        elif (
+            isinstance(part, ast.Attribute)
+            and part.attr in _SYS_CONSTANTS
+            and isinstance(part.value, ast.Name)
+            and part.value.id == "sys"
+        ):
+            version_or_platform = True
+    if version_or_platform:
+        return True
+    if not static_flag:
+        return False
+    # ``if TYPE_CHECKING:`` alone: its body is checked (and never run); nothing hides.
+    bare = isinstance(node.test, (ast.Name, ast.Attribute))
+    return not (isinstance(node, ast.If) and bare and not node.orelse)
+
+
+def _dynamic_attribute(node: ast.Attribute) -> bool:
+    if node.attr in _DYNAMIC_ATTRIBUTES:
+        return True
+    return node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def _dynamic_lookup(node: ast.Call) -> bool:
+    if not (isinstance(node.func, ast.Name) and node.func.id in _NAME_TAKERS):
+        return False
+    if len(node.args) < 2:
+        return True  # the name comes from ``*args`` or a keyword: computed
+    name = node.args[1]
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+        return True
+    return name.value in _DYNAMIC_NAMES | _DYNAMIC_ATTRIBUTES | _NO_TYPE_CHECK
+
+
+def _finding(code: str, line: int, message: str) -> Failure:
+    # "candidate.py" is judges/_static.py's CANDIDATE_FILE (which imports this module).
+    return Failure(
+        kind="types", message=message, line=line, code=code, file="candidate.py", origin="static"
+    )
