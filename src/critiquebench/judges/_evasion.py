@@ -74,7 +74,9 @@ def evasion_findings(tree: ast.Module) -> tuple[Failure, ...]:
     # Never the trusted parent's failure: whatever was found before a surprise stands.
     with contextlib.suppress(Exception):
         _visit(tree, found)
-    return tuple(found[:MOST_FINDINGS])
+    # One finding per code and line: an import and its use on one line are one place.
+    unique = {(finding.code, finding.line): finding for finding in reversed(found)}
+    return tuple(sorted(unique.values(), key=lambda f: (f.line, f.code))[:MOST_FINDINGS])
 
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
