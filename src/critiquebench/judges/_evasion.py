@@ -9,7 +9,8 @@ unreachable from a condition it evaluates itself (``TYPE_CHECKING``, ``sys.versi
 
 - ``CB101`` a name ``no_type_check`` (decorator, import or attribute, aliased or not:
   mypy only honours it through that name).
-- ``CB102`` a condition mypy decides by itself, so one branch is never type-checked:
+- ``CB102`` a condition mypy decides by itself, so one branch is never type-checked
+  (of ``if``, ``while``, ``assert``, a conditional expression or a ``case`` guard):
   any ``TYPE_CHECKING``/``MYPY`` test other than a bare ``if TYPE_CHECKING:`` without
   ``else`` (whose body is checked but never run), and any ``sys.version_info`` or
   ``sys.platform`` test. mypy recognises these by their spelling alone, so the
@@ -180,14 +181,15 @@ def _code_in(strings: list[str]) -> bool:
 
 
 def _inspect(node: ast.AST, found: list[Failure]) -> None:
-    line = getattr(node, "lineno", 0)
+    # A ``case`` has no line of its own: its guard's stands for it.
+    line = getattr(node, "lineno", 0) or getattr(getattr(node, "guard", None), "lineno", 0)
     if isinstance(node, ast.Name) and node.id in _NO_TYPE_CHECK:
         found.append(_finding("CB101", line, f"`{node.id}` stops mypy checking a function"))
     elif isinstance(node, ast.Attribute) and node.attr in _NO_TYPE_CHECK:
         found.append(_finding("CB101", line, f"`{node.attr}` stops mypy checking a function"))
     elif isinstance(node, ast.alias):
         _inspect_alias(node, found)
-    elif isinstance(node, _CONDITIONS) and _decided_by_mypy(node):
+    elif isinstance(node, (*_CONDITIONS, ast.match_case)) and _decided_by_mypy(node):
         found.append(
             _finding(
                 "CB102", line,
@@ -214,9 +216,14 @@ def _inspect_alias(node: ast.alias, found: list[Failure]) -> None:
         found.append(_finding("CB103", line, f"`{node.name}` loads code the checkers cannot read"))
 
 
-def _decided_by_mypy(node: ast.If | ast.While | ast.IfExp | ast.Assert) -> bool:
+def _decided_by_mypy(
+    node: ast.If | ast.While | ast.IfExp | ast.Assert | ast.match_case,
+) -> bool:
+    test = node.guard if isinstance(node, ast.match_case) else node.test
+    if test is None:
+        return False
     static_flag = version_or_platform = False
-    for part in ast.walk(node.test):
+    for part in ast.walk(test):
         name = part.id if isinstance(part, ast.Name) else getattr(part, "attr", None)
         if name in _STATIC_FLAGS:
             static_flag = True
@@ -232,7 +239,7 @@ def _decided_by_mypy(node: ast.If | ast.While | ast.IfExp | ast.Assert) -> bool:
     if not static_flag:
         return False
     # ``if TYPE_CHECKING:`` alone: its body is checked (and never run); nothing hides.
-    bare = isinstance(node.test, (ast.Name, ast.Attribute))
+    bare = isinstance(test, (ast.Name, ast.Attribute))
     return not (isinstance(node, ast.If) and bare and not node.orelse)
 
 

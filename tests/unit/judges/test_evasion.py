@@ -42,6 +42,11 @@ HIDDEN = {
         "import sys\n\nassert sys.platform == 'win32'\n\n\ndef f(x: int) -> str:\n    return x\n",
         [("CB102", 3)],
     ),
+    "case guard": (
+        "from typing import TYPE_CHECKING\n\n\ndef f(x: int) -> str:\n    match x:\n"
+        "        case _ if not TYPE_CHECKING:\n            return x\n    return ''\n",
+        [("CB102", 6)],
+    ),
     "exec of a string": (
         "SOURCE = 'def f(x: int) -> str:\\n    return x + 1\\n'\nexec(SOURCE)\n",
         [("CB103", 2)],
