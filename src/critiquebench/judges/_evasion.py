@@ -18,14 +18,18 @@ unreachable from a condition it evaluates itself (``TYPE_CHECKING``, ``sys.versi
 - ``CB103`` a way from data to running code: ``exec``, ``compile``,
   ``__import__``, ``__builtins__``, the modules that load code by name or from bytes
   (``builtins``, ``importlib``, ``runpy``, ``code``, ``codeop``, ``marshal``,
-  ``pickle``), the attributes that reach another namespace or a code object
-  (``__globals__``, ``__code__``, ``__self__``, ``__subclasses__``, ``sys.modules``,
-  ``FunctionType``, ``CodeType``) and ``getattr``/``setattr``/``delattr`` with a name
-  that is not a constant string. ``eval`` is one too, unless it reads a string built
-  from its function's own inputs (traced through the function's assignments) and no
-  string of the answer holds code (a ``lambda``, ``def``, ``class`` or ``import``):
-  HumanEval/160's reference evaluates the arithmetic its arguments spell, which is
-  calculation, not hidden code.
+  ``pickle``) or run another interpreter (``subprocess``, ``ctypes``, ``os.system``
+  and its kin), the attributes and dunder names that reach another namespace or a
+  code object (``__globals__``, ``__code__``, ``__self__``, ``__subclasses__``,
+  ``__loader__``, ``sys.modules``, ``FunctionType``, ``CodeType``, also as strings) and
+  ``getattr``/``setattr``/``delattr`` with a name that is not a constant string.
+  ``eval`` is one too, unless the text it reads, traced back through its function's
+  assignments, comes from the function's inputs, names nothing but inputs, local names
+  and a few pure builtins, holds no string longer than an operator, and no string of
+  the answer holds code (a ``lambda``, ``def``, ``class`` or ``import``): HumanEval/160's
+  reference evaluates the arithmetic its arguments spell, which is calculation, not
+  hidden code. What is left (code spelled out of numbers at run time, say) is judged
+  by the tests alone, as all behaviour is.
 
 File-level directives need no code: ``# type: ignore`` and ``# mypy:`` comments are
 blanked before mypy reads the code, and ruff runs with ``--ignore-noqa``, which also
@@ -50,20 +54,31 @@ _NO_TYPE_CHECK = frozenset({"no_type_check", "no_type_check_decorator"})
 _STATIC_FLAGS = frozenset({"TYPE_CHECKING", "MYPY", "PY2", "PY3"})
 _SYS_CONSTANTS = frozenset({"version_info", "platform"})
 _DYNAMIC_NAMES = frozenset({"exec", "eval", "compile", "__import__", "__builtins__"})
-_TAINT_ROUNDS = 4
-"""Passes over a function's assignments when tracing what its inputs reach (a chain
+_TAINT_ROUNDS = 6
+"""Passes over a function's assignments when tracing what an ``eval`` reads (a chain
 of more hand-overs than this is not followed: the ``eval`` is then reported)."""
+_PURE_BUILTINS = frozenset(
+    {"str", "repr", "int", "float", "abs", "len", "range", "zip", "enumerate", "list",
+     "tuple", "sorted", "reversed", "min", "max", "sum", "round"}
+)  # fmt: skip
+_LONGEST_OPERATOR = 2
+"""Longest string constant an evaluated text may be built with (``**``, ``//``)."""
 _MOST_STRING_TEXT = 50_000
 """Characters of string constants parsed, at most, when looking for code in strings."""
 _CODE_NODES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
                ast.ImportFrom)  # fmt: skip
 _DYNAMIC_MODULES = frozenset(
-    {"builtins", "importlib", "runpy", "code", "codeop", "marshal", "pickle", "_pickle"}
-)
-_DYNAMIC_ATTRIBUTES = frozenset(
-    {"__globals__", "__code__", "__self__", "__subclasses__", "__builtins__",
-     "FunctionType", "CodeType", "__import__", "exec", "eval", "compile"}
+    {"builtins", "importlib", "runpy", "code", "codeop", "marshal", "pickle", "_pickle",
+     "subprocess", "ctypes"}
 )  # fmt: skip
+# Attributes only: ``re.compile`` or ``model.eval`` are ordinary; reaching the builtins'
+# ``exec`` by attribute needs the builtins module, which every way to it is listed for.
+_DYNAMIC_ATTRIBUTES = frozenset(
+    {"__globals__", "__code__", "__self__", "__subclasses__", "__builtins__", "__loader__",
+     "__spec__", "FunctionType", "CodeType", "__import__"}
+)  # fmt: skip
+_DUNDER_NAMES = frozenset({"__loader__", "__spec__"})
+_OS_RUNNERS = ("system", "popen", "exec", "spawn", "posix_spawn")
 _NAME_TAKERS = frozenset({"getattr", "setattr", "delattr"})
 
 _CONDITIONS = (ast.If, ast.While, ast.IfExp, ast.Assert)
@@ -144,20 +159,36 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _reads_inputs(call: ast.Call, scope: _Scope | None) -> bool:
-    """Whether ``eval``'s text is built from its function's inputs."""
+    """Whether ``eval``'s text is built only from its function's inputs: what it reads
+    (traced back through the function's assignments) includes an input, names nothing
+    but inputs, local names and a few pure builtins, and holds no string longer than
+    an operator's."""
     if scope is None or len(call.args) != 1 or call.keywords:
         return False
-    reached = set(scope.inputs)
-    values = [(targets, _names(value)) for targets, value in scope.assignments]
+    needed = _names(call.args[0])
+    feeding: list[ast.AST] = [call.args[0]]
+    used: set[int] = set()
     for _ in range(_TAINT_ROUNDS):
-        grown = set(reached)
-        for targets, names in values:
-            if names & reached:
-                grown |= targets
-        if grown == reached:
+        grown = set(needed)
+        for number, (targets, value) in enumerate(scope.assignments):
+            if number not in used and targets & needed:
+                used.add(number)
+                grown |= _names(value)
+                feeding.append(value)
+        if grown == needed:
             break
-        reached = grown
-    return bool(_names(call.args[0]) & reached)
+        needed = grown
+    else:
+        return False  # a longer chain than is followed: not shown to be the inputs
+    local = {target for targets, _ in scope.assignments for target in targets}
+    if not needed & scope.inputs or needed - scope.inputs - local - _PURE_BUILTINS:
+        return False
+    return not any(
+        isinstance(part, ast.Constant) and isinstance(part.value, (str, bytes))
+        and len(part.value) > _LONGEST_OPERATOR
+        for value in feeding
+        for part in ast.walk(value)
+    )  # fmt: skip
 
 
 def _code_in(strings: list[str]) -> bool:
@@ -197,10 +228,17 @@ def _inspect(node: ast.AST, found: list[Failure]) -> None:
                 "sys.platform): one branch is never type-checked",
             )
         )  # fmt: skip
-    elif isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES:
+    elif isinstance(node, ast.Name) and node.id in _DYNAMIC_NAMES | _DUNDER_NAMES:
         found.append(_finding("CB103", line, f"`{node.id}` runs code the checkers cannot read"))
     elif isinstance(node, ast.Attribute) and _dynamic_attribute(node):
         message = f"`.{node.attr}` reaches code the checkers cannot read"
+        found.append(_finding("CB103", line, message))
+    elif (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value in _DYNAMIC_ATTRIBUTES | _DYNAMIC_NAMES - {"eval", "exec", "compile"}
+    ):
+        message = f"the name {node.value!r} as data reaches code the checkers cannot read"
         found.append(_finding("CB103", line, message))
     elif isinstance(node, ast.Call) and _dynamic_lookup(node):
         message = "an attribute looked up by a computed name hides what is called"
@@ -246,7 +284,10 @@ def _decided_by_mypy(
 def _dynamic_attribute(node: ast.Attribute) -> bool:
     if node.attr in _DYNAMIC_ATTRIBUTES:
         return True
-    return node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+    owner = node.value.id if isinstance(node.value, ast.Name) else ""
+    if owner == "os" and node.attr.startswith(_OS_RUNNERS):
+        return True  # another interpreter started on a text
+    return owner == "sys" and node.attr == "modules"
 
 
 def _dynamic_lookup(node: ast.Call) -> bool:

@@ -63,6 +63,26 @@ HIDDEN = {
         "def f(x: int) -> str:\n    return getattr(print.__self__, 'ev' + 'al')('x + 1')\n",
         [("CB103", 2)],
     ),
+    "eval of a module constant, tied to an input": (
+        "CODE = '(lambda y: y + 1)'\n\n\ndef f(x: int) -> str:\n"
+        "    text = CODE + str(x)[:0]\n    return eval(text)(x)\n",
+        [("CB103", 6)],
+    ),
+    "eval of a decoded text, tied to an input": (
+        "import codecs\n\n\ndef f(x: int) -> str:\n"
+        "    text = codecs.decode('ynzoqn l: l + 1', 'rot13') + str(x)[:0]\n"
+        "    return eval(text)(x)\n",
+        [("CB103", 6)],
+    ),
+    "builtins reached through globals": (
+        "def f(x: int) -> str:\n    return globals()['__builtins__'].eval('x')\n",
+        [("CB103", 2)],
+    ),
+    "another interpreter": (
+        "import subprocess\nimport sys\n\n\ndef f(x: int) -> str:\n"
+        "    return subprocess.run([sys.executable, '-c', 'print(1)']).stdout\n",
+        [("CB103", 1)],
+    ),
     "import by name": (
         "import importlib\n\n\ndef f(x: int) -> str:\n"
         "    return importlib.import_module('m').g(x)\n",
@@ -92,6 +112,10 @@ def test_each_hiding_place_is_a_finding(name: str) -> None:
         "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import os\n",
         "def f(x: object) -> str:\n    return getattr(x, 'name', '')\n",
         "import math\n\n\ndef f(x: float) -> int:\n    return math.floor(x)\n",
+        # Ordinary methods that share a name with a builtin that runs code.
+        "import re\n\n\ndef f(s: str) -> bool:\n    return bool(re.compile('a+').match(s))\n",
+        "def f(model: object) -> None:\n    model.eval()\n",
+        "import os\n\n\ndef f(p: str) -> str:\n    return os.path.join(p, 'x')\n",
     ],
 )
 def test_plain_code_hides_nothing(code: str) -> None:
