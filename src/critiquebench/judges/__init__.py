@@ -29,6 +29,7 @@ from critiquebench.judges._registry import (
 from critiquebench.judges._sandbox import SandboxMode, detect_mode, is_full_sandbox
 from critiquebench.judges._static import (
     MYPY_FLAGS,
+    RUFF_IGNORED,
     RUFF_RULES,
     StaticChecker,
     StaticReport,
@@ -44,6 +45,7 @@ __all__ = [
     "FAILURE_KINDS",
     "MYPY_FLAGS",
     "PYTHON_FORMAT",
+    "RUFF_IGNORED",
     "RUFF_RULES",
     "STATIC_KINDS",
     "TEST_KINDS",
