@@ -44,6 +44,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,6 +117,9 @@ CANARY = "def canary(n: int) -> int:\n    return n + 1\n"
 """A known-good text: a tool that cannot check it is broken, whatever answer came before."""
 
 _START_S = 120.0  # longest a fresh mypy daemon may take to come up (it imports mypy)
+_WALL_FACTOR, _WALL_FLOOR_S = 4.0, 120.0  # the wall-clock fence around a CPU-timed check
+_CPU_POLL_S = 0.1
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _STOP_WAIT_S = 10.0  # longest the keeper may take to stop the daemon before it is killed
 _CHAIN_OPERATORS = frozenset(
     ("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", "<", ">", "<=",
@@ -149,8 +153,10 @@ class StaticSettings:
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
     (``critiquebench.project.default_cache_dir``)."""
     timeout_s: float = 30.0
-    """Longest a single ruff or mypy check may take; a check that overruns it is retried
-    once on a tool proved healthy (see :meth:`StaticChecker.check`)."""
+    """Most a single check may take: mypy's daemon's CPU-seconds (however long it waits
+    for a CPU on a loaded host; wall-clock seconds where ``/proc`` is missing), ruff's
+    wall-clock seconds. A check over it is retried once on a tool proved healthy (see
+    :class:`StaticChecker`)."""
     daemon_idle_s: int = 600
     """The mypy daemon stops itself after this long without a request."""
     remembered: int = 4096
@@ -535,29 +541,43 @@ class StaticChecker:
                 self._slot.stop()  # the next answer starts on a fresh daemon
                 return (_finding("types", f"mypy cannot check this code: {again}"),)
 
-    def _ask(self, code: str) -> str:
-        """mypy's output for ``code``, from the running daemon (started if none runs)."""
+    def _ask(self, code: str, *, budget: bool = True) -> str:
+        """mypy's output for ``code``, from the running daemon (started if none runs).
+
+        The check may use ``timeout_s`` of the daemon's CPU time (``budget``), however
+        long it waits for a CPU on a loaded host; the wall clock is only a far fence.
+        """
+        daemon = self._running()
+        return self._request(daemon, code, budget=budget)
+
+    def _request(self, daemon: _Daemon, code: str, *, budget: bool) -> str:
         from mypy.dmypy.client import request
 
-        daemon = self._running()
         # A fresh module name per check: the daemon drops the previous candidate
         # instead of updating it in place, and never mistakes new text for old.
         path = self._folder / "src" / f"c_{uuid.uuid4().hex}.py"
         path.parent.mkdir(exist_ok=True)
         path.write_text(code, encoding="utf-8")
+        limit = self.settings.timeout_s
+        watch = _CpuWatch(daemon.pid, limit if budget else math.inf)
+        # Measured CPU time decides; where it cannot be measured, the wall clock does.
+        wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if watch.measurable else limit
         try:
-            response = request(
-                str(daemon.status), "check", timeout=math.ceil(self.settings.timeout_s),
-                files=[str(path)], export_types=False, is_tty=False, terminal_width=80,
-            )  # fmt: skip
+            with watch:
+                response = request(
+                    str(daemon.status), "check", timeout=math.ceil(wall), files=[str(path)],
+                    export_types=False, is_tty=False, terminal_width=80,
+                )  # fmt: skip
         except Exception as exc:  # BadStatus: the daemon is gone
             raise StaticCheckError(f"the mypy daemon died ({exc})") from None
         finally:
             path.unlink(missing_ok=True)
+        if watch.tripped:
+            raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
         if "error" in response:
             error = str(response["error"])
             if "timed out" in error and daemon.alive():
-                raise StaticCheckError(f"mypy took over {self.settings.timeout_s:g} s")
+                raise StaticCheckError(f"mypy did not answer within {wall:g} s")
             if not daemon.alive() or "Daemon crashed" not in error:
                 raise StaticCheckError(f"the mypy daemon died ({error[-200:]})")
             raise StaticCheckError(f"mypy crashed: {error.strip().splitlines()[-1][:200]}")
@@ -576,6 +596,9 @@ class StaticChecker:
             raise StaticCheckError("the checker is closed")
         daemon = self._start()
         self._slot.daemon = daemon
+        # The first check of a daemon loads the standard library's stubs (seconds of CPU
+        # with a cold cache): done here, outside any answer's CPU budget.
+        self._request(daemon, "", budget=False)
         return daemon
 
     def _start(self) -> _Daemon:
@@ -607,7 +630,7 @@ class StaticChecker:
         )  # fmt: skip
         daemon = _Daemon(process=process, status=status, owner=os.getpid())
         try:
-            _wait_ready(daemon, log)
+            daemon.pid = _wait_ready(daemon, log)
         except BaseException:
             daemon.stop()
             raise
@@ -621,6 +644,8 @@ class _Daemon:
     process: subprocess.Popen[bytes]
     status: Path
     owner: int
+    pid: int = 0
+    """The daemon's own process (the keeper's child), once it is ready."""
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -652,8 +677,8 @@ class _DaemonSlot:
             daemon.stop()
 
 
-def _wait_ready(daemon: _Daemon, log: Path) -> None:
-    """Return once the daemon has written its status file (it then accepts requests)."""
+def _wait_ready(daemon: _Daemon, log: Path) -> int:
+    """The daemon's pid, once it has written its status file (it then accepts requests)."""
     deadline = time.monotonic() + _START_S
     while time.monotonic() < deadline:
         if not daemon.alive():
@@ -662,9 +687,60 @@ def _wait_ready(daemon: _Daemon, log: Path) -> None:
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(daemon.status.read_text(encoding="utf-8"))
             if isinstance(data, dict) and "connection_name" in data:
-                return
+                return int(data["pid"])
         time.sleep(0.02)
     raise StaticCheckError(f"dmypy did not start within {_START_S:g} s")
+
+
+class _CpuWatch:
+    """Kills the daemon once it has used ``limit`` CPU-seconds inside the ``with`` block.
+
+    Read from ``/proc`` (Linux); elsewhere ``measurable`` is False and nothing is watched.
+    """
+
+    def __init__(self, pid: int, limit: float) -> None:
+        self.pid, self.limit = pid, limit
+        self.start = _cpu_seconds(pid)
+        self.measurable = self.start is not None
+        self.tripped = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _CpuWatch:
+        if self.measurable and math.isfinite(self.limit):
+            self._thread = threading.Thread(target=self._watch, name="mypy-cpu", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._done.wait(_CPU_POLL_S):
+            used = _cpu_seconds(self.pid)
+            if used is None or self.start is None:
+                return  # the daemon is gone: the request says so
+            if used - self.start > self.limit:
+                self.tripped = True
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, signal.SIGKILL)  # the request then fails at once
+                return
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process ``pid`` (None where unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return None
+    # Fields after the command name (which may hold spaces), from field 3 on.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (IndexError, ValueError):
+        return None
 
 
 def _finding(kind: FailureKind, message: str, line: int = 0) -> Failure:

@@ -189,6 +189,25 @@ def test_a_poison_answer_followed_by_ten_correct_ones_gives_ten_clean_reports(
         checker.close()
 
 
+def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: Path) -> None:
+    # 4,000 terms cost mypy seconds of CPU, however loaded the host; a correct answer
+    # and the known-good text cost milliseconds.
+    slow = "def f(x: int) -> bool:\n    return " + " and ".join(["x"] * 4_000) + "\n"
+    settings = StaticSettings(
+        lint=False, cache_dir=tmp_path, timeout_s=1.0, max_nesting=10**9, max_chars=10**9
+    )
+    checker = StaticChecker(settings)
+    try:
+        [(kind, _, message)] = _unreadable(checker.check(slow).findings)
+        assert kind == "types" and message == (
+            "mypy cannot check this code: mypy used over 1 CPU-seconds"
+        )
+        reports = [checker.check(_correct(n)) for n in range(3)]
+        assert [(report.error, report.findings) for report in reports] == [(None, ())] * 3
+    finally:
+        checker.close()
+
+
 def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
     checker: StaticChecker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
