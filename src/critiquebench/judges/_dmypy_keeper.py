@@ -38,12 +38,14 @@ def main(argv: list[str]) -> int:
     daemon = os.fork()
     if daemon == 0:
         _run_daemon(keeper, argv[1:])
+    reaped = False
     try:
-        _watch(starter, daemon)
+        reaped = _watch(starter, daemon)
     finally:
-        with contextlib.suppress(ProcessLookupError, ChildProcessError):
-            os.kill(daemon, signal.SIGKILL)
-            os.waitpid(daemon, 0)
+        if not reaped:  # never signal a pid already reaped: it may be another's by now
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(daemon, signal.SIGKILL)
+                os.waitpid(daemon, 0)
         _clean(argv[1:])
     return 0
 
@@ -72,16 +74,17 @@ def _run_daemon(keeper: int, args: list[str]) -> None:
         os._exit(code)
 
 
-def _watch(starter: int, daemon: int) -> None:
+def _watch(starter: int, daemon: int) -> bool:
+    """Wait for a reason to stop; True if the daemon has ended (and been reaped) already."""
     while True:
         ready, _, _ = select.select([0], [], [], _POLL_S)
         if ready and not os.read(0, 512):
-            return  # the lifeline closed: the starter is done or dead
+            return False  # the lifeline closed: the starter is done or dead
         if os.getppid() != starter:
-            return  # orphaned (a fork of the starter may still hold the lifeline)
+            return False  # orphaned (a fork of the starter may still hold the lifeline)
         done, _ = os.waitpid(daemon, os.WNOHANG)
         if done:
-            return  # the daemon stopped (idle timeout, a crash): nothing left to keep
+            return True  # the daemon stopped (idle timeout, a crash): nothing left to keep
 
 
 def _clean(args: list[str]) -> None:

@@ -359,6 +359,8 @@ class StaticChecker:
         A syntax error is already one defect of the tests' ``syntax`` kind; ruff's and
         mypy's reports of the same error would count it again.
         """
+        if not (self.settings.lint or self.settings.types):
+            return StaticReport()
         key = _digest(code)
         # Only a text that parsed is ever remembered, so a remembered one need not be
         # parsed again (a parse is most of the parent's CPU of a remembered check).
@@ -424,12 +426,12 @@ class StaticChecker:
             if self._slot.daemon is None:
                 try:
                     self._ask("")
-                except StaticCheckError:
+                except Exception:  # met again, and reported, by the next check
                     self._slot.stop()
 
     def _refused(self, code: str) -> tuple[Failure, ...] | None:
         """One finding for a text too long to give the tools at all, else None."""
-        if len(code) <= self.settings.max_chars or not (self.settings.lint or self.settings.types):
+        if len(code) <= self.settings.max_chars:
             return None
         return self._unreadable(
             f"too long to check: {len(code)} characters (at most {self.settings.max_chars}"
@@ -596,6 +598,9 @@ class StaticChecker:
             raise StaticCheckError("the checker is closed")
         daemon = self._start()
         self._slot.daemon = daemon
+        if self._slot.closed:  # closed while it started (close does not wait for a check)
+            self._slot.stop()
+            raise StaticCheckError("the checker is closed")
         # The first check of a daemon loads the standard library's stubs (seconds of CPU
         # with a cold cache): done here, outside any answer's CPU budget.
         self._request(daemon, "", budget=False)

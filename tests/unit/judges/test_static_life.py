@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from critiquebench import _ast_turns
-from critiquebench.judges import Failure, StaticChecker, StaticSettings, _static
+from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings, _static
+from critiquebench.suites import Case, Check
 
 WRONG = "def f(x: int) -> str:\n    return x\n"  # mypy: return-value on line 2
 POISON = "def f(x: int) -> object:\n    return " + " and ".join(["x"] * 30_000) + "\n"
@@ -206,6 +207,33 @@ def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: 
         assert [(report.error, report.findings) for report in reports] == [(None, ())] * 3
     finally:
         checker.close()
+
+
+def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_after(
+    tmp_path: Path,
+) -> None:
+    case = Case(
+        id="add",
+        prompt="Write add(a, b).",
+        entry_point="add",
+        checks=(Check(source="assert add(1, 2) == 3", origin="heldout"),),
+    )
+    poison = (
+        "def add(a: int, b: int) -> int:\n    if "
+        + " and ".join(["a == a"] * 15_000)
+        + ":\n        return a + b\n    return a + b\n"
+    )
+    judge = PythonJudge(static=StaticSettings(cache_dir=tmp_path))
+    try:
+        poisoned = judge(case, poison)
+        assert poisoned.infrastructure_error is None and poisoned.passed
+        assert [(f.kind, f.code) for f in poisoned.findings] == [("types", "unreadable")]
+        answers = [f"def add(a: int, b: int) -> int:\n    return b + a  # {n}\n" for n in range(10)]
+        results = [judge(case, answer) for answer in answers]
+        assert [result.infrastructure_error for result in results] == [None] * 10
+        assert all(result.passed and result.clean for result in results)
+    finally:
+        judge.close()
 
 
 def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
