@@ -21,11 +21,12 @@ One answer cannot break, stall or outlive the checking of another:
   :data:`MAX_NESTING` (estimated in one linear pass over its tokens, before anything
   parses it) is one ``unreadable`` finding of the answer, read by neither tool; a text
   too deep for CPython's parser is the same finding, never an exception.
-- Restart and proof: when mypy's daemon dies or overruns the time limit on a text, it is
-  stopped, a fresh daemon must check a known-good text (:data:`CANARY`), and the text is
-  checked once more; failing again, it is the answer's ``unreadable`` finding. ruff the
-  same (a fresh process each time). Only a tool that fails the known-good text makes an
-  infrastructure error (``StaticReport.error``).
+- Restart and proof: a check may use ``timeout_s`` of the daemon's CPU time, however
+  long it waits for a CPU on a loaded host. When mypy's daemon dies or overruns that on
+  a text, it is stopped, a fresh daemon must check a known-good text (:data:`CANARY`),
+  and the text is checked once more; failing again, it is the answer's ``unreadable``
+  finding. ruff the same (a fresh process each time). Only a tool that fails the
+  known-good text makes an infrastructure error (``StaticReport.error``).
 - Lifetime: the daemon is never daemonized. ``dmypy daemon`` runs in the foreground under
   a keeper process (``_dmypy_keeper.py``) whose stdin is a pipe only this process holds;
   when this process ends (a return, a Ctrl-C, a SIGKILL) the pipe closes and the keeper
