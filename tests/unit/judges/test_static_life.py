@@ -7,6 +7,7 @@ daemon dies with the process that started it, even a SIGKILLed one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -209,6 +210,32 @@ def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: 
         checker.close()
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="CPU time is read from /proc")
+def test_a_check_that_waits_for_a_cpu_is_not_over_its_limit(tmp_path: Path) -> None:
+    # The daemon is stopped for 3 s of a check limited to 1 s: a starved host, as seen
+    # from the daemon. It used no CPU meanwhile, so the check is neither cut nor retried.
+    checker = StaticChecker(StaticSettings(lint=False, cache_dir=tmp_path, timeout_s=1.0))
+    try:
+        checker.warm()
+        status = checker._status
+        assert status is not None
+        pid = _read_status(status)["pid"]
+        assert isinstance(pid, int)
+        os.kill(pid, signal.SIGSTOP)
+        resume = threading.Timer(3.0, _resume, (pid,))
+        resume.start()
+        try:
+            report = checker.check(WRONG)
+        finally:
+            resume.join()
+            with contextlib.suppress(ProcessLookupError):  # replaced: the assertion says so
+                os.kill(pid, signal.SIGCONT)
+        assert report.error is None and [f.code for f in report.findings] == ["return-value"]
+        assert checker._status == status and _read_status(status)["pid"] == pid  # not replaced
+    finally:
+        checker.close()
+
+
 def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_after(
     tmp_path: Path,
 ) -> None:
@@ -303,6 +330,11 @@ def _marked(marker: bytes) -> list[int]:
             except OSError:
                 continue  # ended meanwhile
     return found
+
+
+def _resume(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
 
 
 def _read_status(status: Path) -> dict[str, object]:
