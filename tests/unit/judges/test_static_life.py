@@ -309,12 +309,17 @@ import sys, threading
 from pathlib import Path
 from critiquebench.judges import StaticChecker, StaticSettings
 
-checker = StaticChecker(StaticSettings(lint=False, cache_dir=Path(sys.argv[1])))
+settings = StaticSettings(
+    lint=False, cache_dir=Path(sys.argv[1]), timeout_s=600, max_nesting=10**9
+)
+checker = StaticChecker(settings)
 warm = threading.Thread(target=checker.warm)  # started by a thread that then ends
 warm.start()
 warm.join()
 report = checker.check("def f(x: int) -> str:\\n    return x\\n")
 print(report.error, [f.code for f in report.findings], flush=True)
+if sys.argv[2] == "busy":  # killed while the daemon works (seconds of mypyc code)
+    checker.check("def g(x: int) -> bool:\\n    return " + " and ".join(["x"] * 6000))
 threading.Event().wait()
 """
 
@@ -346,11 +351,12 @@ def _read_status(status: Path) -> dict[str, object]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
-def test_no_daemon_outlives_a_sigkilled_starter(tmp_path: Path) -> None:
+@pytest.mark.parametrize("daemon", ["idle", "busy"])
+def test_no_daemon_outlives_a_sigkilled_starter(tmp_path: Path, daemon: str) -> None:
     cache = tmp_path / "cache"
     marker = b"--cache-dir\0" + str(cache).encode()  # only this test's daemon has it
     starter = subprocess.Popen(
-        [sys.executable, "-c", _STARTER, str(cache)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _STARTER, str(cache), daemon], stdout=subprocess.PIPE, text=True
     )
     try:
         assert starter.stdout is not None
