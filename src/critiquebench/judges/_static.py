@@ -8,12 +8,30 @@ reads the code, so ``# type: ignore`` and ``# mypy: ignore-errors`` cannot hide 
 finding. Neither tool uses the network.
 
 Speed: ruff is a native binary that reads the code on stdin (~10 ms a process);
-mypy runs as one daemon (``dmypy``) per checker, talked to over its socket from
-this process, so a check costs milliseconds instead of a fresh interpreter. Its
-cache lives in the project's cache folder (``mypy`` in it, by default), which later
-runs reuse. Both tools are pure functions of the text (and of the settings, fixed per
-checker), so a checker remembers the findings of the last texts it read: reps and arms
-that produce the same artifact (a deterministic model, a replay) are read once.
+mypy runs as one daemon per checker, talked to over its socket from this process, so
+a check costs milliseconds instead of a fresh interpreter. Its cache lives in the
+project's cache folder (``mypy`` in it, by default), which later runs reuse. Both tools
+are pure functions of the text (and of the settings, fixed per checker), so a checker
+remembers the findings of the last texts it read: reps and arms that produce the same
+artifact (a deterministic model, a replay) are read once.
+
+One answer cannot break, stall or outlive the checking of another:
+
+- Bounded cost: a text longer than :data:`MAX_CODE_CHARS` or nested deeper than
+  :data:`MAX_NESTING` (estimated in one linear pass over its tokens, before anything
+  parses it) is one ``unreadable`` finding of the answer, read by neither tool; a text
+  too deep for CPython's parser is the same finding, never an exception.
+- Restart and proof: a check may use ``timeout_s`` of the daemon's CPU time, however
+  long it waits for a CPU on a loaded host. When mypy's daemon dies or overruns that on
+  a text, it is stopped, a fresh daemon must check a known-good text (:data:`CANARY`),
+  and the text is checked once more; failing again, it is the answer's ``unreadable``
+  finding. ruff the same (a fresh process each time). Only a tool that fails the
+  known-good text makes an infrastructure error (``StaticReport.error``).
+- Lifetime: the daemon is never daemonized. ``dmypy daemon`` runs in the foreground under
+  a keeper process (``_dmypy_keeper.py``) whose stdin is a pipe only this process holds;
+  when this process ends (a return, a Ctrl-C, a SIGKILL) the pipe closes and the keeper
+  kills the daemon, and the daemon has the kernel's parent-death signal armed on the
+  keeper. Closing the checker (or its finalizer at exit) stops both.
 """
 
 from __future__ import annotations
@@ -27,10 +45,12 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import tokenize
 import uuid
 import weakref
@@ -39,14 +59,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench._ast_turns import parse
+from critiquebench._ast_turns import TooComplex, parse
 from critiquebench.judges._calibration import (
     returning_functions,
     unproven_invariant,
     without_task_findings,
 )
 from critiquebench.judges._evasion import evasion_findings
-from critiquebench.judges._failure import Failure
+from critiquebench.judges._failure import Failure, FailureKind
 from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
@@ -124,6 +144,44 @@ _MYPY_LINE = re.compile(
     r"(?:  \[(?P<code>[a-z0-9-]+)\])?$"
 )
 
+MAX_CODE_CHARS = 60_000
+"""Longest answer the static checks read, in characters (the markdown judge's limit
+too); a longer one is one ``unreadable`` finding, and neither tool sees it."""
+
+MAX_BRACKETS = 50
+"""Most brackets a text may hold open at once for the static checks (CPython allows 199);
+more is one ``unreadable`` finding, read by neither tool. mypy's time grows with the cube
+of nested empty literals: ``[[[...]]]`` 50 deep takes 0.2 s, 100 deep 1.9 s, 199 deep 11 s;
+written code stays below 10."""
+
+MAX_NESTING = 500
+"""Deepest expression the static checks read, as :func:`scan_code` estimates it from the
+tokens; a deeper one is one ``unreadable`` finding, and neither the parser nor a tool
+sees it. mypy's time grows with the square of an ``and`` chain (1,000 terms: 1 s; 10,000:
+over 30 s; 15,000 killed its daemon) and CPython's parser gives up near 3,000 levels;
+written code stays far below 100."""
+
+UNREADABLE = "unreadable"
+"""The code of the finding of a text the static checks cannot read (see ``check``)."""
+
+CANARY = "def canary(n: int) -> int:\n    return n + 1\n"
+"""A known-good text: a tool that cannot check it is broken, whatever answer came before."""
+
+_START_S = 120.0  # longest a fresh mypy daemon may take to come up (it imports mypy)
+_WALL_FACTOR, _WALL_FLOOR_S = 4.0, 120.0  # the wall-clock fence around a CPU-timed check
+_CPU_POLL_S = 0.1
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_STOP_WAIT_S = 10.0  # longest the keeper may take to stop the daemon before it is killed
+_CHAIN_OPERATORS = frozenset(
+    ("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", "<", ">", "<=",
+     ">=", "==", "!=", ".", ":=", "(", "[", "{")
+)  # fmt: skip
+_CHAIN_WORDS = frozenset(
+    ("and", "or", "not", "if", "else", "lambda", "await", "in", "is", "for", "yield")
+)
+_OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
+_FSTRING_DEEPENING = frozenset("+-*/%@&|^~<>.([{")
+
 
 class StaticCheckError(RuntimeError):
     """ruff or mypy itself failed (not the candidate): an infrastructure problem."""
@@ -148,12 +206,21 @@ class StaticSettings:
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
     (``critiquebench.project.default_cache_dir``)."""
     timeout_s: float = 30.0
-    """Longest a single ruff or mypy check may take before it counts as a tool failure."""
+    """Most a single check may take: mypy's daemon's CPU-seconds (however long it waits
+    for a CPU on a loaded host; wall-clock seconds where ``/proc`` is missing), ruff's
+    wall-clock seconds. A check over it is retried once on a tool proved healthy (see
+    :class:`StaticChecker`)."""
     daemon_idle_s: int = 600
     """The mypy daemon stops itself after this long without a request."""
     remembered: int = 4096
     """Findings of this many distinct texts are kept (least recently used go first);
     0 reads every text afresh."""
+    max_chars: int = MAX_CODE_CHARS
+    """A longer text is one ``unreadable`` finding, unread by the tools."""
+    max_nesting: int = MAX_NESTING
+    """A text nested deeper (see :func:`scan_code`) is one ``unreadable`` finding."""
+    max_brackets: int = MAX_BRACKETS
+    """A text holding more brackets open at once is one ``unreadable`` finding."""
 
 
 @dataclass(frozen=True)
@@ -164,20 +231,106 @@ class StaticReport:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class CodeScan:
+    """What one pass over a text's tokens found (see :func:`scan_code`)."""
+
+    blanked: str
+    """The text with every comment replaced by ``#`` (lines and columns kept)."""
+    nesting: int
+    """An upper estimate of the depth of the text's deepest expression."""
+    deepest_line: int
+    """The line where that depth is reached (0 for none)."""
+    brackets: int = 0
+    """The most brackets open at once (f-strings' included)."""
+
+
+def scan_code(code: str) -> CodeScan:
+    """Blank the comments of ``code`` and estimate how deeply it nests, in one pass over
+    its tokens (linear: nothing is parsed).
+
+    The estimate adds up the open brackets, the indentation, and per bracket the operators
+    (``+``, ``and``, ``.``, ``if``, ``lambda``, calls, ...) since its last comma: a chain of
+    n operators is up to n levels deep in a tree, which is what parsers and type checkers
+    recurse over; a flat list of any length is not deep. Operators inside an f-string's
+    braces count too. A text the tokenizer rejects is scanned up to the error (it does not
+    parse anyway) and its comments are left as they are.
+    """
+    lines = code.splitlines(keepends=True)
+    chains: list[int] = [0]  # operators since the last comma, per open bracket
+    total = indent = deepest = deepest_line = brackets = 0
+    comments: list[tokenize.TokenInfo] = []
+    complete = True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            kind, text = token.type, token.string
+            depth = inner = 0
+            if kind == tokenize.COMMENT:
+                comments.append(token)
+            elif kind == tokenize.INDENT:
+                indent += 1
+            elif kind == tokenize.DEDENT:
+                indent = max(indent - 1, 0)
+            elif kind == tokenize.NEWLINE:
+                chains, total = [0], 0
+            elif kind == tokenize.STRING:
+                depth, inner = _fstring_depth(text)
+            elif (kind == tokenize.OP and text in _CHAIN_OPERATORS) or (
+                kind == tokenize.NAME and text in _CHAIN_WORDS
+            ):
+                chains[-1] += 1
+                total += 1
+                if text in _OPENING:
+                    chains.append(0)
+            elif kind == tokenize.OP and text in (",", ";"):
+                total -= chains[-1]
+                chains[-1] = 0
+            if kind == tokenize.OP and text in _CLOSING and len(chains) > 1:
+                total -= chains.pop()
+            level = total + len(chains) + indent + depth
+            if level > deepest:
+                deepest, deepest_line = level, token.start[0]
+            brackets = max(brackets, len(chains) - 1 + inner)
+    except (tokenize.TokenError, SyntaxError):
+        complete = False
+    if not complete:
+        return CodeScan(code, deepest, deepest_line, brackets)
+    for token in comments:
+        row, col = token.start
+        line = lines[row - 1]
+        end = col + len(token.string)
+        lines[row - 1] = line[:col] + "#" + " " * (len(token.string) - 1) + line[end:]
+    return CodeScan("".join(lines), deepest, deepest_line, brackets)
+
+
+def _fstring_depth(text: str) -> tuple[int, int]:
+    """Operators and brackets inside an f-string's braces, and the most brackets and braces
+    open at once there ((0, 0) for any other string)."""
+    quote = min((text.find(mark) for mark in "'\"" if mark in text), default=0)
+    if "f" not in text[:quote].lower():
+        return 0, 0
+    count = braces = brackets = deepest = 0
+    previous = ""
+    for char in text[quote:]:
+        if char == "{":
+            escaped = previous == "{" and braces == 1 and not brackets
+            braces = 0 if escaped else braces + 1
+        elif char == "}":
+            braces = max(braces - 1, 0)
+        elif braces:
+            count += char in _FSTRING_DEEPENING
+            if char in "([":
+                brackets += 1
+            elif char in ")]":
+                brackets = max(brackets - 1, 0)
+        deepest = max(deepest, braces + brackets)
+        previous = char
+    return count, deepest
+
+
 def blank_comments(code: str) -> str:
     """``code`` with every comment replaced by ``#`` (lines and columns kept)."""
-    lines = code.splitlines(keepends=True)
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return code
-    for token in tokens:
-        if token.type == tokenize.COMMENT:
-            row, col = token.start
-            text = lines[row - 1]
-            end = col + len(token.string)
-            lines[row - 1] = text[:col] + "#" + " " * (len(token.string) - 1) + text[end:]
-    return "".join(lines)
+    return scan_code(code).blanked
 
 
 def parse_ruff(output: str) -> tuple[Failure, ...]:
@@ -228,18 +381,30 @@ def parse_mypy(output: str) -> tuple[Failure, ...]:
 class StaticChecker:
     """ruff and mypy over artifacts, warm; thread-safe (mypy requests are serialised).
 
-    Never raises from :meth:`check`: a tool failure is returned as ``StaticReport.error``.
+    Never raises from :meth:`check`. What one answer does to a tool is that answer's
+    finding (``unreadable``), never another answer's problem: a text over the size or
+    nesting limits is not given to the tools at all, and when a tool fails on a text
+    (mypy's daemon dies or overruns ``timeout_s``, ruff crashes), the tool is proved
+    healthy on a known-good text (mypy on a fresh daemon) and the text is checked once
+    more; it fails again: its finding. Only a tool that fails the known-good text too
+    gives ``StaticReport.error`` (an infrastructure error).
     """
 
     def __init__(self, settings: StaticSettings | None = None) -> None:
         self.settings = settings or StaticSettings()
         self._lock = threading.Lock()
         self._folder = Path(tempfile.mkdtemp(prefix="critiquebench-static-"))
-        self._status: Path | None = None
+        self._slot = _DaemonSlot()
         # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
         self._remembered: OrderedDict[bytes, tuple[Failure, ...]] = OrderedDict()
         self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
-        self._finalizer = weakref.finalize(self, _stop_daemon, self._folder)
+        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder)
+
+    @property
+    def _status(self) -> Path | None:
+        """The running daemon's status file (None before the first start or after a stop)."""
+        daemon = self._slot.daemon
+        return daemon.status if daemon is not None and daemon.alive() else None
 
     def check(self, code: str, prompt: str | None = None) -> StaticReport:
         """Lint, type and evasion findings of ``code``; none when it does not parse.
@@ -262,24 +427,39 @@ class StaticChecker:
         )
 
     def _read(self, code: str) -> StaticReport:
+        if not (self.settings.lint or self.settings.types):
+            return StaticReport()
         key = _digest(code)
         # Only a text that parsed is ever remembered, so a remembered one need not be
         # parsed again (a parse is most of the parent's CPU of a remembered check).
         known = self._recall(key)
         if known is not None:
             return StaticReport(findings=known)
+        refused = self._refused(code)
+        if refused is not None:
+            self._remember(key, refused)
+            return StaticReport(findings=refused)
+        scan = scan_code(code)
+        too_deep = self._too_deep(scan)
+        if too_deep is not None:
+            self._remember(key, too_deep)
+            return StaticReport(findings=too_deep)
         try:
             tree = parse(code)
+        except TooComplex:
+            too_deep = self._unreadable("too deeply nested to check (Python cannot parse it)")
+            self._remember(key, too_deep)
+            return StaticReport(findings=too_deep)
         except (SyntaxError, ValueError):
             return StaticReport()
-        except Exception as exc:  # too deep to parse here: say so rather than guess
-            return StaticReport(error=f"static checks: cannot parse: {type(exc).__name__}")
+        except Exception as exc:  # the parser's own failure, or the text's? The canary says
+            return self._parse_failure(key, exc)
         findings: list[Failure] = []
         try:
             if self.settings.lint:
                 findings.extend(self._ruff(code))
             if self.settings.types:
-                typed = self._mypy(blank_comments(code))
+                typed = self._mypy(scan.blanked)
                 returning = returning_functions(tree)
                 findings.extend(f for f in typed if not unproven_invariant(f, returning))
                 findings.extend(evasion_findings(tree))
@@ -309,15 +489,55 @@ class StaticChecker:
         """Start the mypy daemon now and have it load the standard library's stubs
         (otherwise the first check waits for both: most of a second).
 
-        Safe from any thread: a check that comes meanwhile waits for this. A failure
+        Safe from any thread (the daemon's life is tied to this process, not to the
+        thread that started it): a check that comes meanwhile waits for this. A failure
         is left for that check to meet and report.
         """
         if not self.settings.types:
             return
         with self._lock:
-            if self._status is None:
-                with contextlib.suppress(Exception):
-                    self._request("")
+            if self._slot.daemon is None:
+                try:
+                    self._ask("")
+                except Exception:  # met again, and reported, by the next check
+                    self._slot.stop()
+
+    def _refused(self, code: str) -> tuple[Failure, ...] | None:
+        """One finding for a text too long to give the tools at all, else None."""
+        if len(code) <= self.settings.max_chars:
+            return None
+        return self._unreadable(
+            f"too long to check: {len(code)} characters (at most {self.settings.max_chars}"
+            " are checked)"
+        )
+
+    def _too_deep(self, scan: CodeScan) -> tuple[Failure, ...] | None:
+        """One finding for a text nested beyond the limits, else None."""
+        if scan.brackets > self.settings.max_brackets:
+            return self._unreadable(
+                f"too deeply nested to check: {scan.brackets} brackets open at once (at most"
+                f" {self.settings.max_brackets} are checked); split it into steps"
+            )
+        if scan.nesting > self.settings.max_nesting:
+            return self._unreadable(
+                f"too deeply nested to check: an expression about {scan.nesting} levels deep"
+                f" (at most {self.settings.max_nesting} are checked); split it into steps",
+                scan.deepest_line,
+            )
+        return None
+
+    def _unreadable(self, message: str, line: int = 0) -> tuple[Failure, ...]:
+        # One finding, of the kind of the tool that would have read the text (types first).
+        return (_finding("types" if self.settings.types else "lint", message, line),)
+
+    def _parse_failure(self, key: bytes, exc: Exception) -> StaticReport:
+        try:
+            parse(CANARY)
+        except Exception as canary:
+            return StaticReport(error=f"static checks: cannot parse: {type(canary).__name__}")
+        found = self._unreadable(f"Python cannot parse this code: {type(exc).__name__}")
+        self._remember(key, found)
+        return StaticReport(findings=found)
 
     def _recall(self, key: bytes) -> tuple[Failure, ...] | None:
         with self._memory_lock:
@@ -335,6 +555,21 @@ class StaticChecker:
                 self._remembered.popitem(last=False)
 
     def _ruff(self, code: str) -> tuple[Failure, ...]:
+        try:
+            return self._run_ruff(code)
+        except StaticCheckError:
+            pass
+        # A fresh process per text: ruff is healthy if it reads the known-good text.
+        try:
+            self._run_ruff(CANARY)
+        except StaticCheckError as exc:
+            raise StaticCheckError(f"{exc} (on a known-good text too)") from None
+        try:
+            return self._run_ruff(code)
+        except StaticCheckError as again:
+            return (_finding("lint", f"ruff cannot check this code: {again}"),)
+
+    def _run_ruff(self, code: str) -> tuple[Failure, ...]:
         ignored = self.settings.ruff_ignored
         command = [
             _ruff_binary(), "check", "--isolated", "--no-cache", "--ignore-noqa",
@@ -343,61 +578,110 @@ class StaticChecker:
             *(["--ignore", ",".join(ignored)] if ignored else []),
             "--stdin-filename", CANDIDATE_FILE, "-",
         ]  # fmt: skip
-        done = subprocess.run(
-            command,
-            input=code,
-            capture_output=True,
-            text=True,
-            timeout=self.settings.timeout_s,
-            cwd=self._folder,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                command,
+                input=code,
+                capture_output=True,
+                text=True,
+                timeout=self.settings.timeout_s,
+                cwd=self._folder,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise StaticCheckError(f"ruff took over {self.settings.timeout_s:g} s") from None
+        except OSError as exc:
+            raise StaticCheckError(f"ruff did not start: {exc}") from None
         if done.returncode != 0:
             raise StaticCheckError(f"ruff exited {done.returncode}: {done.stderr.strip()[:300]}")
-        return parse_ruff(done.stdout)
+        try:
+            return parse_ruff(done.stdout)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise StaticCheckError(f"ruff wrote no findings: {type(exc).__name__}") from None
 
     def _mypy(self, code: str) -> tuple[Failure, ...]:
         with self._lock:
             try:
-                response = self._request(code)
+                return parse_mypy(self._ask(code))
             except StaticCheckError:
-                # The daemon's incremental mode has crashed on odd input before: one
-                # fresh daemon decides; a second failure is reported.
-                self._stop()
-                response = self._request(code)
-        return parse_mypy(str(response.get("out", "")))
+                self._slot.stop()  # dead or stalled: never asked again
+            # A fresh daemon must read the known-good text before the answer is retried,
+            # so a broken checker is never blamed on the answer.
+            try:
+                self._ask(CANARY)
+            except StaticCheckError as exc:
+                self._slot.stop()
+                raise StaticCheckError(f"{exc} (on a known-good text too)") from None
+            try:
+                return parse_mypy(self._ask(code))
+            except StaticCheckError as again:
+                self._slot.stop()  # the next answer starts on a fresh daemon
+                return (_finding("types", f"mypy cannot check this code: {again}"),)
 
-    def _request(self, code: str) -> dict[str, Any]:
+    def _ask(self, code: str, *, budget: bool = True) -> str:
+        """mypy's output for ``code``, from the running daemon (started if none runs).
+
+        The check may use ``timeout_s`` of the daemon's CPU time (``budget``), however
+        long it waits for a CPU on a loaded host; the wall clock is only a far fence.
+        """
+        daemon = self._running()
+        return self._request(daemon, code, budget=budget)
+
+    def _request(self, daemon: _Daemon, code: str, *, budget: bool) -> str:
         from mypy.dmypy.client import request
 
-        status = self._status or self._start()
         # A fresh module name per check: the daemon drops the previous candidate
         # instead of updating it in place, and never mistakes new text for old.
         path = self._folder / "src" / f"c_{uuid.uuid4().hex}.py"
         path.parent.mkdir(exist_ok=True)
         path.write_text(code, encoding="utf-8")
+        limit = self.settings.timeout_s
+        watch = _CpuWatch(daemon.pid, limit if budget else math.inf)
+        # Measured CPU time decides; where it cannot be measured, the wall clock does.
+        wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if watch.measurable else limit
         try:
-            response = request(
-                str(status), "check", timeout=math.ceil(self.settings.timeout_s),
-                files=[str(path)], export_types=False, is_tty=False, terminal_width=80,
-            )  # fmt: skip
+            with watch:
+                response = request(
+                    str(daemon.status), "check", timeout=math.ceil(wall), files=[str(path)],
+                    export_types=False, is_tty=False, terminal_width=80,
+                )  # fmt: skip
+        except Exception as exc:  # BadStatus: the daemon is gone
+            raise StaticCheckError(f"the mypy daemon died ({exc})") from None
         finally:
-            path.unlink()
+            path.unlink(missing_ok=True)
+        if watch.tripped:
+            raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
         if "error" in response:
-            raise StaticCheckError(f"mypy daemon: {str(response['error'])[-300:]}")
+            error = str(response["error"])
+            if "timed out" in error and daemon.alive():
+                raise StaticCheckError(f"mypy did not answer within {wall:g} s")
+            if not daemon.alive() or "Daemon crashed" not in error:
+                raise StaticCheckError(f"the mypy daemon died ({error[-200:]})")
+            raise StaticCheckError(f"mypy crashed: {error.strip().splitlines()[-1][:200]}")
         if response.get("status") not in (0, 1) or "INTERNAL ERROR" in str(response.get("out")):
             detail = str(response.get("err") or response.get("out") or "")
             raise StaticCheckError(f"mypy failed: {detail[:300]}")
         # Messages that name the module name the artifact, not our temporary file.
-        response["out"] = str(response.get("out", "")).replace(path.stem, "candidate")
-        return response
+        return str(response.get("out", "")).replace(path.stem, "candidate")
 
-    def _stop(self) -> None:
-        if self._status is not None:
-            _stop_daemon(self._folder, remove=False)
-            self._status = None
+    def _running(self) -> _Daemon:
+        daemon = self._slot.daemon
+        if daemon is not None and daemon.alive():
+            return daemon
+        self._slot.stop()  # idled out or died between checks: start afresh, no harm done
+        if self._slot.closed:
+            raise StaticCheckError("the checker is closed")
+        daemon = self._start()
+        self._slot.daemon = daemon
+        if self._slot.closed:  # closed while it started (close does not wait for a check)
+            self._slot.stop()
+            raise StaticCheckError("the checker is closed")
+        # The first check of a daemon loads the standard library's stubs (seconds of CPU
+        # with a cold cache): done here, outside any answer's CPU budget.
+        self._request(daemon, "", budget=False)
+        return daemon
 
-    def _start(self) -> Path:
+    def _start(self) -> _Daemon:
         variable = os.environ.get("CRITIQUEBENCH_MYPY_CACHE")
         chosen = self.settings.cache_dir or (
             Path(variable) if variable else default_cache_dir() / MYPY_CACHE_FOLDER
@@ -407,19 +691,143 @@ class StaticChecker:
         config = self._folder / "mypy.ini"
         config.write_text("[mypy]\n", encoding="utf-8")
         status = self._folder / "dmypy.json"
+        status.unlink(missing_ok=True)
+        log = self._folder / "dmypy.log"
+        keeper = Path(__file__).with_name("_dmypy_keeper.py")
         command = [
-            sys.executable, "-m", "mypy.dmypy", "--status-file", str(status), "start",
-            "--timeout", str(self.settings.daemon_idle_s),
-            "--log-file", str(self._folder / "dmypy.log"), "--",
+            # -P: the keeper's folder (this package's) is not put first on sys.path.
+            sys.executable, "-P", str(keeper), str(os.getpid()),
+            "--status-file", str(status), "daemon",
+            "--timeout", str(self.settings.daemon_idle_s), "--log-file", str(log), "--",
             "--config-file", str(config), "--cache-dir", str(cache), *self.settings.mypy_flags,
         ]  # fmt: skip
-        done = subprocess.run(
-            command, capture_output=True, text=True, cwd=self._folder, timeout=120, check=False
-        )
-        if done.returncode != 0:
-            raise StaticCheckError(f"dmypy start failed: {(done.stderr or done.stdout)[:300]}")
-        self._status = status
-        return status
+        # stdin is the lifeline: only this process holds its other end (not inherited by
+        # other children), so the daemon ends when this process does, however it ends.
+        # Its own session: a Ctrl-C in the terminal is this process's to handle.
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, cwd=self._folder, start_new_session=True,
+        )  # fmt: skip
+        daemon = _Daemon(process=process, status=status, owner=os.getpid())
+        try:
+            daemon.pid = _wait_ready(daemon, log)
+        except BaseException:
+            daemon.stop()
+            raise
+        return daemon
+
+
+@dataclass
+class _Daemon:
+    """One mypy daemon under its keeper (``process``), owned by the process ``owner``."""
+
+    process: subprocess.Popen[bytes]
+    status: Path
+    owner: int
+    pid: int = 0
+    """The daemon's own process (the keeper's child), once it is ready."""
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        if os.getpid() != self.owner:
+            return  # a fork of the owner: the daemon is the owner's to stop
+        # Closing the lifeline asks the keeper to kill the daemon and clean up after it.
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=_STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.process.kill()  # the daemon follows it (parent-death signal)
+            self.process.wait()
+
+
+@dataclass
+class _DaemonSlot:
+    """The checker's current daemon, kept apart from the checker for its finalizer."""
+
+    daemon: _Daemon | None = None
+    closed: bool = False
+
+    def stop(self) -> None:
+        daemon, self.daemon = self.daemon, None
+        if daemon is not None:
+            daemon.stop()
+
+
+def _wait_ready(daemon: _Daemon, log: Path) -> int:
+    """The daemon's pid, once it has written its status file (it then accepts requests)."""
+    deadline = time.monotonic() + _START_S
+    while time.monotonic() < deadline:
+        if not daemon.alive():
+            tail = log.read_text(encoding="utf-8", errors="replace")[-300:] if log.exists() else ""
+            raise StaticCheckError(f"dmypy start failed: {tail.strip()}")
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(daemon.status.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and "connection_name" in data:
+                return int(data["pid"])
+        time.sleep(0.02)
+    raise StaticCheckError(f"dmypy did not start within {_START_S:g} s")
+
+
+class _CpuWatch:
+    """Kills the daemon once it has used ``limit`` CPU-seconds inside the ``with`` block.
+
+    Read from ``/proc`` (Linux); elsewhere ``measurable`` is False and nothing is watched.
+    """
+
+    def __init__(self, pid: int, limit: float) -> None:
+        self.pid, self.limit = pid, limit
+        self.start = _cpu_seconds(pid)
+        self.measurable = self.start is not None
+        self.tripped = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _CpuWatch:
+        if self.measurable and math.isfinite(self.limit):
+            self._thread = threading.Thread(target=self._watch, name="mypy-cpu", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._done.wait(_CPU_POLL_S):
+            used = _cpu_seconds(self.pid)
+            if used is None or self.start is None:
+                return  # the daemon is gone: the request says so
+            if used - self.start > self.limit:
+                self.tripped = True
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, signal.SIGKILL)  # the request then fails at once
+                return
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process ``pid`` (None where unreadable)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return None
+    # Fields after the command name (which may hold spaces), from field 3 on.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (IndexError, ValueError):
+        return None
+
+
+def _finding(kind: FailureKind, message: str, line: int = 0) -> Failure:
+    return Failure(
+        kind=kind, message=message, line=line, code=UNREADABLE, file=CANDIDATE_FILE,
+        origin="static",
+    )  # fmt: skip
 
 
 def _digest(code: str) -> bytes:
@@ -438,15 +846,7 @@ def _ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def _stop_daemon(folder: Path, *, remove: bool = True) -> None:
-    status = folder / "dmypy.json"
-    if status.exists():
-        try:
-            from mypy.dmypy.client import request
-
-            request(str(status), "stop", timeout=5)
-        except Exception:  # the daemon is gone already; its idle timeout ends it otherwise
-            pass
-        status.unlink(missing_ok=True)
-    if remove:
-        shutil.rmtree(folder, ignore_errors=True)
+def _shut_down(slot: _DaemonSlot, folder: Path) -> None:
+    slot.closed = True
+    slot.stop()
+    shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,105 @@
+"""The mypy daemon's keeper: a tiny process that makes the daemon die with its starter.
+
+Run as a script (``python -P _dmypy_keeper.py STARTER_PID DMYPY_ARGS...``), never
+imported by the library. The static checker starts it with a pipe on its stdin that
+only the checker's process holds open: the *lifeline*. The keeper forks the daemon
+(``dmypy daemon``: mypy's server in the foreground, never daemonized) and then waits.
+
+Why two processes: the daemon spends its time in mypyc-compiled code, which need not
+give a watcher thread the interpreter, so it cannot reliably watch for its own orphaning
+mid-check; and ``PR_SET_PDEATHSIG`` is tied to the *thread* that forked a process, which
+in the checker may be a short-lived one (the warm-up thread). Here the daemon's parent is
+the keeper's only thread, so the kernel kills the daemon (SIGKILL) when the keeper dies,
+however it dies; and the keeper is idle in ``select``, so it sees the lifeline close (its
+starter exited, was killed, or closed the checker) or itself orphaned at once and kills
+the daemon, then removes the daemon's socket and status file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import sys
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+_POLL_S = 1.0
+
+
+def main(argv: list[str]) -> int:
+    """Keep ``dmypy`` (``argv[1:]``) alive while the starter (pid ``argv[0]``) holds stdin."""
+    starter = int(argv[0])
+    keeper = os.getpid()
+    if os.getppid() != starter:
+        return 1  # the starter is gone already
+    daemon = os.fork()
+    if daemon == 0:
+        _run_daemon(keeper, argv[1:])
+    reaped = False
+    try:
+        reaped = _watch(starter, daemon)
+    finally:
+        if not reaped:  # never signal a pid already reaped: it may be another's by now
+            with contextlib.suppress(ProcessLookupError, ChildProcessError):
+                os.kill(daemon, signal.SIGKILL)
+                os.waitpid(daemon, 0)
+        _clean(argv[1:])
+    return 0
+
+
+def _run_daemon(keeper: int, args: list[str]) -> None:
+    # In the fork: die with the keeper, whatever kills it; then serve until stopped.
+    code = 1
+    try:
+        if sys.platform == "linux":
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != keeper:  # the keeper died before the signal was armed
+            os._exit(1)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)  # the lifeline is the keeper's to watch
+        os.close(null)
+        from mypy.dmypy.client import main as dmypy
+
+        dmypy(args)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    finally:
+        os._exit(code)
+
+
+def _watch(starter: int, daemon: int) -> bool:
+    """Wait for a reason to stop; True if the daemon has ended (and been reaped) already."""
+    while True:
+        ready, _, _ = select.select([0], [], [], _POLL_S)
+        if ready and not os.read(0, 512):
+            return False  # the lifeline closed: the starter is done or dead
+        if os.getppid() != starter:
+            return False  # orphaned (a fork of the starter may still hold the lifeline)
+        done, _ = os.waitpid(daemon, os.WNOHANG)
+        if done:
+            return True  # the daemon stopped (idle timeout, a crash): nothing left to keep
+
+
+def _clean(args: list[str]) -> None:
+    # A killed daemon leaves its socket folder (in the temporary folder) and status file.
+    if "--status-file" not in args:
+        return
+    status = Path(args[args.index("--status-file") + 1])
+    with contextlib.suppress(OSError, ValueError):
+        name = json.loads(status.read_text(encoding="utf-8")).get("connection_name")
+        if isinstance(name, str) and name.endswith(".sock"):
+            os.unlink(name)
+            os.rmdir(os.path.dirname(name))  # mypy's own folder for the socket, now empty
+    with contextlib.suppress(OSError):
+        status.unlink()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
