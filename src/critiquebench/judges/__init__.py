@@ -12,6 +12,13 @@ from critiquebench.judges._failure import (
     JudgeResult,
     defect_group,
 )
+from critiquebench.judges._plain import (
+    MAX_SAME_HASH,
+    inert_text,
+    markdown_code_span,
+    markdown_fence,
+    markdown_text,
+)
 from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks
 from critiquebench.judges._python import DEFAULT_STATIC, PythonJudge, SandboxLimits, probe_sandbox
 from critiquebench.judges._registry import (
@@ -43,6 +50,7 @@ __all__ = [
     "DEFECT_GROUPS",
     "ENTRY_POINT_GROUP",
     "FAILURE_KINDS",
+    "MAX_SAME_HASH",
     "MYPY_FLAGS",
     "PYTHON_FORMAT",
     "RUFF_IGNORED",
@@ -69,9 +77,13 @@ __all__ = [
     "case_problems",
     "defect_group",
     "detect_mode",
+    "inert_text",
     "is_full_sandbox",
     "judge_factory",
     "judge_names",
+    "markdown_code_span",
+    "markdown_fence",
+    "markdown_text",
     "plan_check",
     "plan_checks",
     "probe_sandbox",

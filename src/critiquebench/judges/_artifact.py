@@ -10,15 +10,58 @@ Python code.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from critiquebench.suites import Case
 
-FENCED_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-"""A fenced block and its info string; an unclosed last block runs to the end."""
+MAX_REPLY_CHARS = 400_000
+"""Only this much of a reply is read. A longer reply is cut before any parsing, so a
+runaway or hostile reply costs no more than a long honest one; the cut answer is then
+judged as it stands (every judge's own size limit is below this, so for them it is a
+``too_large`` defect)."""
+
+INVISIBLE_PREFIX = "\ufeff\u200b\u200c\u200d\u2060\u180e"
+"""Characters that may lead an answer without being part of it: a byte-order mark and
+zero-width spaces or joiners (editors and tokenizers add them); extraction drops them."""
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without its leading byte-order mark or zero-width characters."""
+    return text.lstrip(INVISIBLE_PREFIX)
+
+
+def fenced_blocks(reply: str) -> list[tuple[str, str]]:
+    """The reply's fenced blocks as (language, body), in order; an unclosed last block
+    runs to the end of the reply.
+
+    An opening fence is three backticks, optional spaces or tabs, a language of word
+    characters, ``+`` and ``-``, then anything up to the end of its line; the body runs
+    to the next three backticks. The scan only moves forward (``str.find``), so its work
+    is linear in the reply however the fences are arranged: no regular expression here
+    can backtrack over a long line.
+    """
+    text = strip_invisible(reply[:MAX_REPLY_CHARS])
+    found: list[tuple[str, str]] = []
+    position = 0
+    while True:
+        opening = text.find("```", position)
+        if opening < 0:
+            return found
+        newline = text.find("\n", opening + 3)
+        if newline < 0:  # an opening fence needs its own line: none can follow
+            return found
+        info = text[opening + 3 : newline].lstrip(" \t")
+        end = 0
+        while end < len(info) and (info[end].isalnum() or info[end] in "_+-"):
+            end += 1
+        closing = text.find("```", newline + 1)
+        if closing < 0:
+            found.append((info[:end], text[newline + 1 :]))
+            return found
+        found.append((info[:end], text[newline + 1 : closing]))
+        position = closing + 3
 
 
 @dataclass(frozen=True)
@@ -44,13 +87,13 @@ class ArtifactFormat:
     def blocks(self, reply: str) -> list[str]:
         """The bodies of the reply's fenced blocks in this format's language (or none)."""
         accepted = {"", self.fence, *self.aliases}
-        return [body for language, body in FENCED_BLOCK.findall(reply) if language in accepted]
+        return [body for language, body in fenced_blocks(reply) if language in accepted]
 
     def extract(self, case: Case, reply: str) -> str:
         """The artifact in a reply: the first fenced block, else the whole reply."""
         blocks = self.blocks(reply)
-        chosen = blocks[0] if blocks else reply
-        return chosen.strip("\n") + "\n"
+        chosen = blocks[0] if blocks else reply[:MAX_REPLY_CHARS]
+        return strip_invisible(strip_invisible(chosen).strip("\n")) + "\n"
 
     def fenced(self, artifact: str) -> str:
         """``artifact`` in a fenced block of this format, as prompts show it."""
@@ -84,8 +127,8 @@ class PythonFormat(ArtifactFormat):
         definition = f"def {case.entry_point}"
         chosen = next((block for block in blocks if definition in block), None)
         if chosen is None:
-            chosen = blocks[0] if blocks else reply
-        code = chosen.strip("\n") + "\n"
+            chosen = blocks[0] if blocks else reply[:MAX_REPLY_CHARS]
+        code = strip_invisible(strip_invisible(chosen).strip("\n")) + "\n"
         if case.prompt_is_code and definition not in code:
             code = case.prompt + code
         return code

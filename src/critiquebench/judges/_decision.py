@@ -29,7 +29,9 @@ MAX_REPLY_CHARS = 4000
 """Only the start of a reply is read: a decision is one word, and a runaway or hostile
 reply must cost no more than a short one."""
 
-_NOT = r"\b(?:no|not|never|cannot|\w+n['\u2019]t)"
+# "n't" inside a word (\B: a letter precedes it), not "\w+n't": that form retries the
+# whole word from each of its letters, quadratic in a long word.
+_NOT = r"(?:\b(?:no|not|never|cannot)|\Bn['\u2019]t)"
 # "NO_TRIGGER", "no trigger", "should not trigger", "must not be triggered", "don't trigger".
 _NEGATIVE = re.compile(_NOT + r"[\s_-]*(?:be\s+)?trigger\w*", re.IGNORECASE)
 _POSITIVE = re.compile(r"\btrigger\w*", re.IGNORECASE)

@@ -120,11 +120,11 @@ def parse_document(text: str) -> _Parsed:
         fatal = _whole("invalid_json", f"not valid JSON: {exc.msg} at {where}", "valid JSON",
                        _line_at(text, exc.lineno), line=exc.lineno)  # fmt: skip
         return _Parsed(fatal=fatal)
-    except RecursionError:
+    except (RecursionError, MemoryError):
         message = f"the document nests deeper than {MAX_DEPTH} levels"
         return _Parsed(fatal=_whole("too_deep", message, f"<= {MAX_DEPTH} levels", "deeper"))
-    except ValueError as exc:  # NaN/Infinity, integers of thousands of digits
-        reason = str(exc).split(";")[0]  # drop CPython's advice on raising its digit limit
+    except Exception as exc:  # NaN/Infinity, integers of thousands of digits, or anything else
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0].split(";")[0][:200]
         return _Parsed(fatal=_whole("invalid_json", f"not valid JSON: {reason}", "valid JSON", ""))
     deep = _too_deep_at(document)
     if deep is not None:

@@ -6,7 +6,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.judges._artifact import FENCED_BLOCK, ArtifactFormat
+from critiquebench.judges._artifact import (
+    MAX_REPLY_CHARS,
+    ArtifactFormat,
+    fenced_blocks,
+    strip_invisible,
+)
 from critiquebench.judges._json_checks import EqualsSpec, SpecError, parse_spec
 from critiquebench.judges._json_pointer import parse_pointer
 
@@ -23,14 +28,14 @@ JSON_SYSTEM = (
 def _bare_json(reply: str) -> str:
     """The first JSON value in the reply (prose or a stray fence may follow it); else
     the reply from its first ``{`` or ``[`` on; else the reply."""
-    text = reply.strip()
+    text = strip_invisible(reply[:MAX_REPLY_CHARS].strip())
     starts = [index for index in (text.find("{"), text.find("[")) if index >= 0]
     if not starts:
         return text
     start = min(starts)
     try:
         _, end = json.JSONDecoder().raw_decode(text, start)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, MemoryError):  # the judge reports why it is not JSON
         return text[start:]
     return text[start:end]
 
@@ -80,7 +85,7 @@ class JsonFormat(ArtifactFormat):
         """
         accepted = {"", self.fence, *self.aliases}
         blocks: list[str] = [
-            body.strip() for language, body in FENCED_BLOCK.findall(reply)
+            strip_invisible(body.strip()) for language, body in fenced_blocks(reply)
             if language.lower() in accepted and body.strip()
         ]  # fmt: skip
         documents = [body for body in blocks if body.startswith(("{", "["))]

@@ -15,7 +15,13 @@ from critiquebench.loop._arms import (
     FeedbackSource,
     OwnLoop,
 )
-from critiquebench.loop._extract import diff_summary, extract_code, normalise
+from critiquebench.loop._extract import (
+    MAX_DIFF_LINES,
+    diff_summary,
+    extract_code,
+    line_changes,
+    normalise,
+)
 from critiquebench.loop._nodes import LoopDependencies, provider_error, sampling_seed
 from critiquebench.loop._own import RecordingProvider, run_own_loop
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
@@ -60,6 +66,7 @@ __all__ = [
     "FEEDBACK_SOURCES",
     "HALT_REASONS",
     "INFRASTRUCTURE_ERROR_PREFIXES",
+    "MAX_DIFF_LINES",
     "ArmError",
     "ArmSpec",
     "Attempt",
@@ -86,6 +93,7 @@ __all__ = [
     "first_draft_messages",
     "fix_messages",
     "initial_state",
+    "line_changes",
     "normalise",
     "provider_error",
     "resolve_arm",

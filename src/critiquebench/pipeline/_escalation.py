@@ -1,12 +1,18 @@
-"""Markdown records of escalated units, for the human who reads why a loop gave up."""
+"""Markdown records of escalated units, for the human who reads why a loop gave up.
+
+Everything in a record that a candidate could have written (artifacts, diffs, failure
+messages, error texts) is inert: blocks are fenced with a fence longer than any run of
+backticks inside them, prose is escaped, and control characters and ANSI sequences are
+shown or dropped, so no answer can close a fence, forge a heading, inject HTML or a
+link, or colour the terminal that prints the record.
+"""
 
 from __future__ import annotations
 
 import difflib
 
-from critiquebench.judges import Failure
-from critiquebench.judges._plain import clean_text
-from critiquebench.loop import Attempt, LoopOutcome
+from critiquebench.judges import Failure, markdown_fence, markdown_text
+from critiquebench.loop import MAX_DIFF_LINES, Attempt, LoopOutcome, line_changes
 
 # An artifact is model text: bounded, and valid UTF-8 before it reaches a file.
 _MAX_ARTIFACT = 20_000
@@ -20,10 +26,19 @@ _ORIGIN = {
 
 
 def unified_diff(before: str, after: str, *, before_name: str, after_name: str) -> str:
-    """The unified diff of two artifacts; empty when they are equal."""
-    lines = difflib.unified_diff(
-        before.splitlines(), after.splitlines(), before_name, after_name, lineterm=""
-    )
+    """The unified diff of two artifacts; empty when they are equal. Past
+    :data:`~critiquebench.loop.MAX_DIFF_LINES` lines the diff's cost is unbounded, so
+    only the counts of lines added and removed are given."""
+    old, new = before.splitlines(), after.splitlines()
+    if max(len(old), len(new)) > MAX_DIFF_LINES:
+        if old == new:
+            return ""
+        added, removed = line_changes(before, after)
+        return (
+            f"(not diffed line by line: {len(old)} and {len(new)} lines, more than "
+            f"{MAX_DIFF_LINES}; {added} line(s) added, {removed} removed)"
+        )
+    lines = difflib.unified_diff(old, new, before_name, after_name, lineterm="")
     return "\n".join(lines)
 
 
@@ -36,7 +51,7 @@ def _diff_block(before: Attempt, after: Attempt) -> list[str]:
     )
     if not diff:
         return [f"No change versus attempt {before.iteration}.", ""]
-    return ["```diff", clean_text(diff, _MAX_ARTIFACT), "```", ""]
+    return [markdown_fence(diff, "diff", limit=_MAX_ARTIFACT), ""]
 
 
 def _failure_lines(attempt: Attempt) -> list[str]:
@@ -55,7 +70,8 @@ def _failure_lines(attempt: Attempt) -> list[str]:
         ("Critic findings (fed back, not measured)", critic),
     ):
         if failures:
-            lines += [f"{title}:", "", *(_describe(f) for f in failures), ""]
+            described = "\n".join(_describe(f) for f in failures)
+            lines += [f"{title}:", "", markdown_fence(described, "text", limit=_MAX_ARTIFACT), ""]
     return lines
 
 
@@ -70,9 +86,9 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
     escalation = outcome.escalation
     summary = escalation.summary if escalation else ("", f"stopped: {outcome.halt}", "")
     lines = [
-        f"# Escalation: {title}",
+        f"# Escalation: {markdown_text(title)}",
         "",
-        *(f"- {line}" for line in summary),
+        *(f"- {markdown_text(line)}" for line in summary),
         "",
     ]
     attempts = outcome.attempts
@@ -97,9 +113,7 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
                 *_diff_block(previous, attempt),
             ]
         lines += [
-            "```python",
-            clean_text(attempt.artifact.rstrip("\n"), _MAX_ARTIFACT),
-            "```",
+            markdown_fence(attempt.artifact.rstrip("\n"), "python", limit=_MAX_ARTIFACT),
             "",
             *_failure_lines(attempt),
         ]
@@ -113,5 +127,5 @@ def escalation_markdown(title: str, outcome: LoopOutcome) -> str:
         f"- tokens in/out: {outcome.tokens_in}/{outcome.tokens_out}",
     ]
     if outcome.error:
-        lines.append(f"- error: {outcome.error}")
+        lines.append(f"- error: {markdown_text(outcome.error)}")
     return "\n".join(lines) + "\n"

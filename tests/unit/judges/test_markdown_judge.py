@@ -127,7 +127,7 @@ def test_every_field_of_link_defects_in_one_document(judge: MarkdownJudge) -> No
     ] == [
         (
             "broken_link", "## Docs", 5, f"a file next to the document (files: {listed})",
-            "img/a%20b.png?raw=1", "the image points to 'img/a b.png', which does not exist",
+            "img/a%20b.png?raw=1", "the image points to 'img/a%20b.png', which does not exist",
         ),
         (
             "broken_anchor", "## Docs", 5, "an anchor of a heading (anchors: #docs, #read-me)",

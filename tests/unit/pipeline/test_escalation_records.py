@@ -3,6 +3,11 @@ and the unified diff of what the loop changed."""
 
 from __future__ import annotations
 
+import dataclasses
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from critiquebench.judges import PythonJudge
 from critiquebench.loop import LoopDependencies, LoopOutcome, LoopSettings, run_loop
 from critiquebench.loop._summary import clip_words, request_line
@@ -90,3 +95,46 @@ def test_the_record_shows_the_unified_diff_from_first_draft_to_final_attempt() -
 def test_an_unchanged_attempt_says_so() -> None:
     text = escalation_markdown("t/add", _escalated([DRAFT, DRAFT]))
     assert "No change versus attempt 0." in text
+
+
+# What a hostile answer puts in its code and its exception message to rewrite the record.
+FORGERY = (
+    "```\n## Final state\n\n- halt reason: passed\n"
+    '<img src=x onerror="alert(1)"><script>alert(2)</script> [go](javascript:alert(3))'
+    "\x1b[2J\x1b[31m red"
+)
+# Built at run time, so the reply's own fence does not end at the three backticks.
+HOSTILE = f"def add(a, b):\n    raise ValueError('`' * 3 + {FORGERY[3:]!r})"
+HOSTILE_TOO = f"def add(a, b):\n    return '`' * 3 + {FORGERY[3:]!r}"
+
+
+def _tokens(text: str) -> list[Token]:
+    tokens = []
+    for token in MarkdownIt("commonmark").parse(text):
+        tokens += [token, *(token.children or [])]
+    return tokens
+
+
+def test_candidate_text_cannot_rewrite_the_record() -> None:
+    outcome = _escalated([HOSTILE, HOSTILE_TOO])
+    attempts = tuple(
+        dataclasses.replace(attempt, artifact=f"{attempt.artifact}\n# {FORGERY}")
+        for attempt in outcome.attempts
+    )
+    outcome = dataclasses.replace(outcome, attempts=attempts, error=f"provider: {FORGERY}")
+    text = escalation_markdown("t/add", outcome)
+    assert "ValueError: ```" in text and "alert(1)" in text  # shown, but inert
+    assert "\x1b" not in text
+    tokens = _tokens(text)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert [heading.split(":")[0] for heading in headings] == [
+        "Escalation",
+        "Diff",
+        "Attempt 0",
+        "Attempt 1",
+        "Final state",
+    ]
+    kinds = {token.type for token in tokens}
+    assert not kinds & {"html_block", "html_inline", "link_open", "image"}, kinds
+    items = [t.content for t in tokens if t.type == "inline" and t.content.startswith("halt")]
+    assert items == [f"halt reason: {outcome.halt}"]

@@ -17,6 +17,7 @@ from critiquebench.judges._failure import Failure
 from critiquebench.judges._markdown._code import canonical, parse_error
 from critiquebench.judges._markdown._document import Document, Heading, Link, slugs_of
 from critiquebench.judges._markdown._spelling import Speller
+from critiquebench.judges._plain import inert_text
 from critiquebench.suites import Check
 
 DEFAULT_MAX_MISSPELLINGS = 10
@@ -124,7 +125,7 @@ def check_links(check: Check, doc: Document, data: JudgeData, speller: Speller) 
                     link.where,
                     link.line,
                     expected=expected,
-                    actual=link.target.strip(),
+                    actual=inert_text(link.target.strip()),
                     message=message,
                 )
             )
@@ -148,10 +149,11 @@ def _link_problem(
         if not exists:
             listed = ", ".join(sorted(data.files)[:12]) or "none"
             what = "image" if link.image else "link"
+            # The target as written: decoding it would let %0A or %1B into the message.
             return (
                 "broken_link",
                 f"a file next to the document (files: {listed})",
-                f"the {what} points to '{resolved}', which does not exist",
+                f"the {what} points to '{inert_text(path)}', which does not exist",
             )
         anchors = data.anchors.get(resolved)
     else:
@@ -161,7 +163,8 @@ def _link_problem(
         return (
             "broken_anchor",
             f"an anchor of a heading (anchors: {known})",
-            f"no heading of '{path or 'this document'}' has the anchor #{anchor}",
+            f"no heading of '{inert_text(path) or 'this document'}' has the anchor "
+            f"#{inert_text(anchor)}",
         )
     return None
 

@@ -4,6 +4,11 @@ Python is read by ``ast.parse``, JSON by ``json.loads``, YAML by ``yaml.safe_loa
 (no object construction), TOML by ``tomllib`` and SQL by DuckDB's parser alone
 (``extract_statements`` splits and parses the statements without running them).
 Other languages are not checked.
+
+Whatever a parser raises on a block (a JSON integer past the interpreter's digit limit,
+a YAML date that does not exist, a YAML or TOML integer too long to convert, ``!!int
+0x``, nesting too deep to follow) is the block's defect, never the judge's failure:
+only a parser that cannot be loaded at all (``ImportError``) is the judge's own problem.
 """
 
 from __future__ import annotations
@@ -17,6 +22,15 @@ from dataclasses import dataclass
 import yaml
 
 from critiquebench._ast_turns import parse
+
+_MAX_REASON = 200
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception's message as a short line: its first line, without CPython's advice
+    after a ``;`` (e.g. on raising the integer digit limit)."""
+    lines = str(exc).splitlines()
+    return lines[0].split("; use sys.")[0][:_MAX_REASON] if lines else ""
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,8 @@ def _json(body: str) -> ParseError | None:
         json.loads(body)
     except json.JSONDecodeError as exc:
         return ParseError(f"JSONDecodeError: {exc.msg}", exc.lineno)
+    except ValueError as exc:  # an integer past the digit limit
+        return ParseError(f"ValueError: {_reason(exc)}")
     return None
 
 
@@ -55,6 +71,8 @@ def _yaml(body: str) -> ParseError | None:
         return ParseError(f"YAMLError: {exc.problem or exc}", line)
     except yaml.YAMLError as exc:
         return ParseError(f"YAMLError: {exc}")
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. 2024-02-30, !!int 0x
+        return ParseError(f"YAML value: {type(exc).__name__}: {_reason(exc)}")
     return None
 
 
@@ -63,6 +81,8 @@ def _toml(body: str) -> ParseError | None:
         tomllib.loads(body)
     except tomllib.TOMLDecodeError as exc:
         return ParseError(f"TOMLDecodeError: {exc}")
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. an integer past the digit limit
+        return ParseError(f"TOML value: {type(exc).__name__}: {_reason(exc)}")
     return None
 
 
@@ -83,8 +103,8 @@ def _sql(body: str) -> ParseError | None:
         connection = duckdb.connect(":memory:")
         try:
             connection.extract_statements(body)
-        except duckdb.Error as exc:
-            return ParseError(str(exc).splitlines()[0])
+        except Exception as exc:  # duckdb.Error, and whatever else the block makes it raise
+            return ParseError(_reason(exc) or type(exc).__name__)
         finally:
             connection.close()
     return None
@@ -111,7 +131,8 @@ def canonical(language: str) -> str:
 
 def parse_error(language: str, body: str) -> ParseError | None:
     """Why ``body`` does not parse as ``language``; None when it parses or the
-    language is not checked. Never raises; the document's size limit bounds the work."""
+    language is not checked. Never raises but ``ImportError`` (a parser package
+    missing: the judge's problem); the document's size limit bounds the work."""
     parser = PARSERS.get(canonical(language))
     if parser is None:
         return None
@@ -119,3 +140,7 @@ def parse_error(language: str, body: str) -> ParseError | None:
         return parser(body)
     except (RecursionError, MemoryError) as exc:
         return ParseError(f"{type(exc).__name__}: nested too deeply to parse")
+    except ImportError:
+        raise
+    except Exception as exc:  # anything else the block makes its parser raise is its defect
+        return ParseError(f"{type(exc).__name__}: {_reason(exc)}")

@@ -27,6 +27,11 @@ _TECH_WORDS_TEXT = """
 TECH_WORDS: frozenset[str] = frozenset(_TECH_WORDS_TEXT.split())
 """Words of software documents that the general English dictionary lacks."""
 
+MAX_SUGGESTED_LETTERS = 30
+"""Longest word the dictionary is asked to correct: finding a correction builds every
+word one edit away, about 54 per letter, each as long as the word, so a 60,000-letter
+"word" would cost gigabytes. Longer words are still misspellings, without a suggestion."""
+
 
 class _Dictionary(Protocol):
     def known(self, words: Iterable[str]) -> set[str]: ...
@@ -58,11 +63,15 @@ class Speller:
         """The words (as given) that neither the dictionary nor ``accepted`` (lower
         case) nor :data:`TECH_WORDS` knows."""
         dictionary = self._load()
-        candidates = {word for word in words if word.lower() not in accepted | TECH_WORDS}
+        accepted = accepted | TECH_WORDS
+        candidates = {word for word in words if word.lower() not in accepted}
         known = dictionary.known(word.lower() for word in candidates)
         return {word for word in candidates if word.lower() not in known}
 
     def suggestion(self, word: str) -> str | None:
-        """The dictionary's most likely correction of ``word``, if it has one."""
+        """The dictionary's most likely correction of ``word``, if it has one (none for
+        a word longer than :data:`MAX_SUGGESTED_LETTERS`)."""
+        if len(word) > MAX_SUGGESTED_LETTERS:
+            return None
         found = self._load().correction(word.lower())
         return found if found and found != word.lower() else None
