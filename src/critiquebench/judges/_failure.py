@@ -124,6 +124,10 @@ class JudgeResult:
     """Set when the judge itself could not judge (the sandbox did not start, the host
     was too loaded to finish): the failures then say nothing about the artifact, and
     the unit must be excluded from the statistics, never counted as defects."""
+    owned_kind: FailureKind = "crash"
+    """With ``infrastructure_error``: the kind of defect it becomes when a healthy control
+    proves the answer, not the judge, caused it (``timeout`` for a wall clock that ran
+    out; see ``judges/_proof.py``)."""
     findings: tuple[Failure, ...] = ()
     """Lint and type findings (kinds ``lint``, ``types``; origin ``static``), kept apart
     from ``failures`` so the test-only numbers keep their meaning."""

@@ -18,6 +18,7 @@ import datetime
 import decimal
 import sys
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -36,8 +37,9 @@ _MAX_CELL_TEXT = 500
 
 def sql_check(job: dict[str, Any]) -> list[Any]:
     """One check: ``[tag, ...]`` where tag is ``rows`` (columns, rows, truncated),
-    ``error`` (the query failed), ``not_a_query``, ``fixture`` (the case's own
-    schema or data failed) or ``unavailable`` (DuckDB could not start)."""
+    ``error`` (the query failed), ``timeout`` (it used its CPU time limit),
+    ``not_a_query``, ``fixture`` (the case's own schema or data failed) or
+    ``unavailable`` (DuckDB could not start)."""
     try:
         duckdb = _import_duckdb(str(job["path"]))
         connection = duckdb.connect(":memory:", config=_CONFIG)
@@ -72,21 +74,35 @@ def _run(duckdb: Any, connection: Any, job: dict[str, Any]) -> list[Any]:
             except Exception as exc:
                 return ["fixture", f"{part}: {_describe(exc)}"]
     # DuckDB runs the query in C++ where the worker's signal timers cannot reach it;
-    # interrupting the connection from a timer thread stops it cleanly.
-    timer = threading.Timer(float(job["timeout_s"]), connection.interrupt)
-    timer.daemon = True
-    timer.start()
+    # interrupting the connection from a thread stops it cleanly. The thread counts
+    # CPU time, not wall time, so a loaded host cannot make a query time out. A function
+    # that never looks at the interrupt is stopped by the worker's watchdog instead.
+    finished = threading.Event()
+    limit = float(job["timeout_s"])
+    watcher = threading.Thread(
+        target=_interrupt_after, args=(connection, limit, finished), daemon=True
+    )
+    watcher.start()
     try:
         cursor = connection.execute(query)
         columns = [str(column[0]) for column in cursor.description or []]
         rows = cursor.fetchmany(int(job["max_rows"]) + 1)
     except Exception as exc:
         if isinstance(exc, duckdb.InterruptException):
-            return ["error", f"the query exceeded its time limit of {job['timeout_s']}s"]
+            return ["timeout", f"the query exceeded its time limit of {limit:g} CPU-seconds"]
         return ["error", _describe(exc)]
     finally:
-        timer.cancel()
+        finished.set()
     return ["rows", columns, *_bounded(rows, int(job["max_rows"]), int(job["max_chars"]))]
+
+
+def _interrupt_after(connection: Any, limit: float, finished: threading.Event) -> None:
+    """Interrupt ``connection`` once this process has used ``limit`` CPU-seconds more."""
+    start = time.process_time()
+    while not finished.wait(0.01):
+        if time.process_time() - start >= limit:
+            connection.interrupt()
+            return
 
 
 def _not_a_query(duckdb: Any, connection: Any, query: str) -> str:

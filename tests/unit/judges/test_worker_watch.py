@@ -19,8 +19,8 @@ sys.path.insert(0, {folder!r})
 import _worker as W
 
 looks, pauses = [], []
-walk = W._descendants
-W._descendants = lambda root: looks.append(time.monotonic()) or walk(root)
+walk = W._walk
+W._walk = lambda root: looks.append(time.monotonic()) or walk(root)
 W.time.sleep = lambda seconds: pauses.append(seconds)
 request = {{"wall_s": 5.0, "results_bytes": 1 << 20,
            "limits": {{"attempt_memory_bytes": 1 << 30}}}}
