@@ -20,6 +20,7 @@ import pytest
 
 from critiquebench.judges import JudgeSet, PythonJudge, SandboxLimits
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges._sql import SqlJudge
 from critiquebench.suites import Case, Check
 from tests.helpers import GOOD_ADD, make_case
 
@@ -189,3 +190,47 @@ def test_a_poison_answer_then_ten_correct_ones_give_ten_passes(busy: None) -> No
     assert poison.infrastructure_error is None
     assert poison.failures[0].kind == "crash"
     assert [result.passed for result in after] == [True] * 10
+
+
+def test_a_loop_inside_one_c_call_is_a_timeout_under_load(
+    busy: None, python_judge: PythonJudge
+) -> None:
+    # sum() over a huge range never returns to the interpreter, so the check's CPU
+    # timer cannot interrupt it: the attempt's CPU budget stops it, as a timeout.
+    result = _judge(python_judge, "    return sum(range(10**15)) < 0\n")
+    assert result.infrastructure_error is None
+    assert "timeout" in [failure.kind for failure in result.failures]
+
+
+SQL_CASE = Case(
+    id="sql/total",
+    prompt="The total of x.",
+    judge="sql",
+    judge_data={"schema": "CREATE TABLE t (x INTEGER);"},
+    checks=(
+        Check(
+            source="total of 1 and 2",
+            origin="heldout",
+            spec={"data": "INSERT INTO t VALUES (1), (2);", "expected": [[3]]},
+        ),
+    ),
+    reference_solution="SELECT sum(x) AS total FROM t",
+)
+
+
+def test_a_sql_function_that_ignores_the_query_interrupt_is_a_timeout_under_load(
+    busy: None,
+) -> None:
+    judge = SqlJudge(SandboxLimits(wall_s=1.0, check_timeout_s=0.5))
+    judges = JudgeSet({"sql": judge})
+    # levenshtein of two 300,000-character strings: 9e10 steps in one function call,
+    # which never looks at DuckDB's interrupt.
+    burner = "SELECT levenshtein(repeat('a', 300000), repeat('b', 300000)) AS total FROM t"
+    try:
+        reference = judges(SQL_CASE, SQL_CASE.reference_solution)
+        result = judges(SQL_CASE, burner)
+    finally:
+        judge.close()
+    assert reference.passed
+    assert result.infrastructure_error is None
+    assert [(failure.kind, failure.code) for failure in result.failures] == [("sql", "timeout")]
