@@ -143,11 +143,11 @@ class ProofDoor:
             if control is None:
                 reason = "no control of known outcome could be judged (no reference solution, "
                 reason += "no canary of the judge, no answer it judged cleanly before)"
-                return _excluded(case, f"{reason}; the answer: {suspicion}", started)
+                return _excluded(case, f"{suspicion}; {reason}", started)
             what, outcome, healthy = control
             if not healthy:
                 why = _short(outcome.infrastructure_error) or _defects_in_words(outcome)
-                message = f"the control ({what}) failed too: {why}; the answer: {suspicion}"
+                message = f"{suspicion}; the control ({what}) failed too: {why}"
                 return _excluded(case, message, started)
             message = (
                 f"the answer failed again on a fresh judge while the control ({what}) was "
