@@ -221,14 +221,17 @@ class _Attempt:
         """Run ``action`` under the per-check CPU timer (and the wall safety net):
         ``timeout`` when it used its CPU, ``stalled`` when only the wall timer stopped it."""
         self.fired = 0
-        self.current = (index, time.process_time())
+        started = time.process_time()
+        self.current = (index, started)
         self.armed = True
         signal.setitimer(signal.ITIMER_PROF, self.cpu_s)
         signal.setitimer(signal.ITIMER_REAL, self.wall_s)
         try:
             return "ok", action()
         except _CheckTimeout:
-            return ("stalled" if self.fired == signal.SIGALRM else "timeout"), None
+            # CPU time decides, whichever timer's signal was handled first.
+            used = time.process_time() - started >= self.cpu_s
+            return ("timeout" if used or self.fired == signal.SIGPROF else "stalled"), None
         except AssertionError as exc:
             return "assertion", exc
         except BaseException as exc:
