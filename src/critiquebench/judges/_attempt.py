@@ -7,6 +7,7 @@ with the query only as plain data of each check. Both speak to the same worker
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
@@ -39,7 +40,9 @@ def attempt_request(
         "results_bytes": limits.results_bytes,
         "namespaces": limits.namespaces,
         "limits": {
-            "cpu_s": limits.cpu_s,
+            # Behind the CPU budget, never ahead of it: a process stopped by this limit
+            # would read as a crash rather than the timeout it is.
+            "cpu_s": max(limits.cpu_s, math.ceil(limits.wall_s) + 1),
             "memory_bytes": limits.memory_bytes,
             "attempt_memory_bytes": limits.memory_bytes,
             "file_bytes": limits.file_bytes,

@@ -35,7 +35,8 @@ class SandboxLimits:
     timeout_multiple: float = 20.0
     """A check may take this many times the reference solution's time, if that is longer."""
     cpu_s: int = 20
-    """CPU-seconds limit of the attempt process, a second fence behind the timers."""
+    """CPU-seconds limit of each process of the attempt, a second fence behind the timers
+    (raised to stay above the attempt's CPU budget)."""
     memory_bytes: int = 1 << 30
     """Memory cap: address space of each process, and resident memory of all together."""
     file_bytes: int = 8 << 20

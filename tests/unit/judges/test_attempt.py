@@ -136,3 +136,12 @@ def test_an_unfinished_attempt_says_why_it_stopped(
 ) -> None:
     failure = unfinished_failure(report, SandboxLimits(wall_s=10.0))
     assert failure.kind == kind and words in failure.message
+
+
+def test_the_per_process_cpu_limit_stays_behind_the_attempts_cpu_budget() -> None:
+    case = make_case()
+    plans = plan_checks(case.checks, case.entry_point)
+    # A slow case's budget (30 CPU-seconds) above the per-process limit (20): the limit
+    # rises, so the budget, not a SIGXCPU crash, stops a looping answer.
+    request = attempt_request(case, "", plans, SandboxLimits(wall_s=30.0, cpu_s=20), "n")
+    assert request["cpu_budget_s"] == 30.0 and request["limits"]["cpu_s"] == 31
