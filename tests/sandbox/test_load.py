@@ -233,4 +233,7 @@ def test_a_sql_function_that_ignores_the_query_interrupt_is_a_timeout_under_load
         judge.close()
     assert reference.passed
     assert result.infrastructure_error is None
-    assert [(failure.kind, failure.code) for failure in result.failures] == [("sql", "timeout")]
+    # Stopped by its CPU time (or, on a host too busy for even that, owned after a proof):
+    # a timeout either way.
+    assert result.failures
+    assert {(failure.kind, failure.code) for failure in result.failures} == {("sql", "timeout")}
