@@ -81,18 +81,23 @@ def test_timeouts_scale_with_the_reference_solution() -> None:
     assert "timeout" in [failure.kind for failure in unscaled.failures]
 
 
-def test_a_starved_attempt_is_an_infrastructure_error_not_a_defect() -> None:
+def test_cpu_time_decides_a_timeout_and_a_wall_clock_only_raises_a_suspicion() -> None:
     limits = SandboxLimits(wall_s=4.0)
     plans = plan_checks(make_case().checks, "add")
-    report = {"timed_out": True, "run_queue_wait_s": 3.5}
+    # The attempt waited nearly all its wall clock for a CPU, yet used its CPU budget:
+    # a timeout of the answer, however loaded the host was.
+    report = {"timed_out": True, "cpu_exhausted": True, "cpu_s": 4.0, "run_queue_wait_s": 20.0}
     judged = interpret(plans, RawAttempt(report, b""), "nonce", limits)
-    assert judged.infrastructure_error and "too loaded" in judged.infrastructure_error
-    assert judged.failures == []
-    sleeping = interpret(
-        plans, RawAttempt({"timed_out": True, "run_queue_wait_s": 0.1}, b""), "n", limits
+    assert judged.infrastructure_error is None
+    assert [f.kind for f in judged.failures] == ["timeout"] + ["not_run"] * 3
+    # The wall clock ran out with the CPU budget unused: only a suspicion, to be proved.
+    report = {"timed_out": True, "cpu_s": 0.4}
+    suspected = interpret(plans, RawAttempt(report, b""), "n", limits)
+    assert (
+        suspected.infrastructure_error
+        and "0.4 of its 4 CPU-seconds" in suspected.infrastructure_error
     )
-    assert sleeping.infrastructure_error is None
-    assert sleeping.failures[0].kind == "timeout"
+    assert suspected.owned_kind == "timeout" and suspected.failures == []
 
 
 def test_a_sandbox_that_cannot_start_is_an_infrastructure_error() -> None:

@@ -7,6 +7,7 @@ with the query only as plain data of each check. Both speak to the same worker
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
@@ -30,14 +31,18 @@ def attempt_request(
         "entry_point": case.entry_point,
         "checks": [plan.request() for plan in plans],
         "check_cpu_s": limits.check_timeout_s,
-        # Wall time per check is generous: the CPU timer is the real per-check limit,
-        # the wall timer only stops a check that sleeps.
-        "check_wall_s": limits.check_timeout_s * 3,
-        "wall_s": limits.wall_s,
+        # CPU time decides (per check, and for the attempt's processes together); the
+        # wall clocks are safety nets, long enough that a loaded host rarely reaches
+        # them first. Reaching one is a suspicion the parent proves, never a verdict.
+        "check_wall_s": limits.check_timeout_s * limits.wall_multiple,
+        "cpu_budget_s": limits.wall_s,
+        "wall_s": limits.wall_s * limits.wall_multiple,
         "results_bytes": limits.results_bytes,
         "namespaces": limits.namespaces,
         "limits": {
-            "cpu_s": limits.cpu_s,
+            # Behind the CPU budget, never ahead of it: a process stopped by this limit
+            # would read as a crash rather than the timeout it is.
+            "cpu_s": max(limits.cpu_s, math.ceil(limits.wall_s) + 1),
             "memory_bytes": limits.memory_bytes,
             "attempt_memory_bytes": limits.memory_bytes,
             "file_bytes": limits.file_bytes,

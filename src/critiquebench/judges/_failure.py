@@ -121,9 +121,14 @@ class JudgeResult:
     checks_inside: int = 0
     """Checks decided inside the sandbox (unusual shapes) rather than by the parent."""
     infrastructure_error: str | None = None
-    """Set when the judge itself could not judge (the sandbox did not start, the host
-    was too loaded to finish): the failures then say nothing about the artifact, and
-    the unit must be excluded from the statistics, never counted as defects."""
+    """Set when the judge could not judge (the sandbox did not start, a wall clock ran
+    out with the CPU budget unused): the failures then say nothing about the artifact.
+    Through ``JudgeSet`` it is set only once a control failed too, and the unit is then
+    excluded from the statistics, never counted as defects."""
+    owned_kind: FailureKind = "crash"
+    """With ``infrastructure_error``: the kind of defect it becomes when a healthy control
+    proves the answer, not the judge, caused it (``timeout`` for a wall clock that ran
+    out; see ``judges/_proof.py``)."""
     findings: tuple[Failure, ...] = ()
     """Lint and type findings (kinds ``lint``, ``types``; origin ``static``), kept apart
     from ``failures`` so the test-only numbers keep their meaning."""

@@ -18,19 +18,19 @@ from critiquebench.judges._sandbox import RawAttempt
 if TYPE_CHECKING:
     from critiquebench.judges._python import SandboxLimits
 
-# A timed-out attempt that waited this share of its wall clock for a CPU was starved by
-# the host: the timeout is the machine's doing, not the candidate's.
-_STARVED_SHARE = 0.5
-
 
 @dataclass(frozen=True)
 class Interpretation:
-    """What one attempt amounted to."""
+    """What one attempt amounted to. ``infrastructure_error`` is set when the judge
+    could not judge, or suspects it could not (a wall clock ran out with the CPU budget
+    unused); ``owned_kind`` is the defect it becomes if a control proves the answer
+    caused it."""
 
     failures: list[Failure]
     passed: int
     infrastructure_error: str | None
     times: dict[int, float]
+    owned_kind: FailureKind = "crash"
 
 
 def interpret(
@@ -41,24 +41,20 @@ def interpret(
     if report.get("supervisor_error"):
         message = f"sandbox supervisor failed: {clean_text(report['supervisor_error'])}"
         return Interpretation([], 0, message, {})
-    if report.get("timed_out") and host_starved(report, limits):
-        waited = float(report.get("run_queue_wait_s", 0.0))
-        message = (
-            f"the host was too loaded: the attempt waited {waited:.1f}s of its "
-            f"{limits.wall_s:g}s wall clock for a CPU"
-        )
-        return Interpretation([], 0, message, {})
     events, unreadable = read_events(raw.output, nonce)
     state = _Reading(plans)
     for event in events:
         state.take(event)
+    suspicion = stalled(report, state.halt or state.stalls, limits)
+    if suspicion is not None:
+        return Interpretation([], 0, suspicion, {}, "timeout")
     failures = state.failures
     if unreadable:
         failures.append(
             Failure(kind="crash", message=f"{unreadable} unreadable line(s) on the results channel")
         )
     if not state.done:
-        failures.append(unfinished_failure(report, limits))
+        failures.append(unfinished_failure(report, limits, state.halt))
     for index, plan in enumerate(plans):
         if index not in state.finished:
             failures.append(
@@ -67,10 +63,31 @@ def interpret(
     return Interpretation(failures, state.passed, None, state.times)
 
 
-def host_starved(report: dict[str, Any], limits: SandboxLimits) -> bool:
-    """True when the attempt waited for a CPU so long that a timeout is the host's doing."""
-    waited = report.get("run_queue_wait_s")
-    return isinstance(waited, int | float) and waited > _STARVED_SHARE * limits.wall_s
+def stalled(report: dict[str, Any], halt: str, limits: SandboxLimits) -> str | None:
+    """Why the attempt is a suspected infrastructure failure, or None.
+
+    Only CPU time decides a timeout. A wall clock (the attempt's, or a check's) that ran
+    out before the CPU budget was used says only that the attempt did not get, or did
+    not want, the CPU: the host may have starved it, or the answer slept or hid behind
+    its own children. Which one is proved by judging it again beside a control. An
+    attempt whose processes used the whole CPU budget is the answer's, stalls or not.
+    ``halt`` is ``stalled`` when a check's wall timer fired (or ``stuck``, or "").
+    """
+    if report.get("cpu_exhausted"):
+        return None
+    if halt == "stalled":
+        return (
+            f"a check's wall clock ({limits.check_timeout_s * limits.wall_multiple:g}s) ran "
+            f"out before its {limits.check_timeout_s:g} CPU-seconds were used"
+        )
+    if report.get("timed_out") and not report.get("cpu_exhausted"):
+        used = report.get("cpu_s")
+        spent = f"{used:.1f}" if isinstance(used, int | float) else "less"
+        return (
+            f"the attempt's wall clock ({limits.wall_s * limits.wall_multiple:g}s) ran out "
+            f"after {spent} of its {limits.wall_s:g} CPU-seconds"
+        )
+    return None
 
 
 def read_events(output: bytes, nonce: str) -> tuple[list[dict[str, Any]], int]:
@@ -104,11 +121,16 @@ class _Reading:
         self.passed = 0
         self.done = False
         self.fatal = False
+        self.halt = ""
+        self.stalls = ""
 
     def take(self, event: dict[str, Any]) -> None:
         kind = event.get("e")
         if kind == "done":
             self.done = True
+        elif kind == "halt" and not self.halt:
+            why = event.get("why")
+            self.halt = why if why in ("stalled", "stuck") else "stuck"
         elif kind == "fatal" and not self.fatal:
             self.fatal = True
             line = event.get("line")
@@ -141,6 +163,9 @@ class _Reading:
         result = event.get("kind")
         if result == "timeout":
             return _check_failure(plan, "timeout", "the check exceeded its time limit")
+        if result == "stalled":
+            self.stalls = "stalled"
+            return _check_failure(plan, "timeout", "the check's wall clock ran out")
         if result in ("error", "not_plain"):
             return _check_failure(plan, "error", _text(event.get("message")))
         if plan.mode == "inside":
@@ -189,13 +214,22 @@ def _text(value: object) -> str:
     return clean_text(value) if isinstance(value, str) else ""
 
 
-def unfinished_failure(report: dict[str, Any], limits: SandboxLimits) -> Failure:
+def unfinished_failure(report: dict[str, Any], limits: SandboxLimits, halt: str = "") -> Failure:
     """The failure for an attempt that never said it was done: why the supervisor's
-    ``report`` says it stopped (wall clock, results flood, memory, or a signal)."""
-    if report.get("timed_out"):
-        return Failure(
-            kind="timeout", message=f"the attempt exceeded its {limits.wall_s:g}s wall clock"
+    ``report`` (or the attempt's own ``halt``) says it stopped (CPU budget, a check
+    stuck past its CPU limit, wall clock, results flood, memory, or a signal)."""
+    if report.get("cpu_exhausted"):
+        message = f"the attempt used its {limits.wall_s:g} CPU-seconds (all its processes together)"
+        return Failure(kind="timeout", message=message)
+    if halt == "stuck":
+        message = (
+            f"a check ran on past its {limits.check_timeout_s:g} CPU-seconds inside code "
+            "its timer cannot interrupt; the attempt was stopped"
         )
+        return Failure(kind="timeout", message=message)
+    if report.get("timed_out"):
+        wall = limits.wall_s * limits.wall_multiple
+        return Failure(kind="timeout", message=f"the attempt exceeded its {wall:g}s wall clock")
     if report.get("flooded"):
         message = (
             f"the results stream exceeded {limits.results_bytes} bytes; the attempt was stopped"

@@ -9,9 +9,10 @@ import time
 from dataclasses import dataclass, replace
 
 from critiquebench.judges._attempt import attempt_request, judge_attempt
-from critiquebench.judges._failure import Failure, JudgeResult
+from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks
+from critiquebench.judges._proof import owned_failure
 from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
 from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
@@ -22,13 +23,20 @@ class SandboxLimits:
     """Fences around one judged attempt (all of its processes together)."""
 
     wall_s: float = 10.0
-    """Wall-clock floor for the whole attempt; raised for cases whose reference is slow."""
+    """Time budget floor of the whole attempt, in CPU-seconds of all its processes
+    together (raised for cases whose reference is slow): used up, the attempt is a
+    ``timeout`` defect however long it waited for a CPU."""
+    wall_multiple: float = 6.0
+    """The wall clocks (of the attempt, of each check) allow this many times their CPU
+    budget. They are a safety net only: one running out is a suspected infrastructure
+    failure, proved with a control (``judges/_proof.py``), never a verdict by itself."""
     check_timeout_s: float = 3.0
     """CPU-time floor of one check (and of defining the artifact); immune to host load."""
     timeout_multiple: float = 20.0
     """A check may take this many times the reference solution's time, if that is longer."""
     cpu_s: int = 20
-    """CPU-seconds limit of the attempt process, a second fence behind the timers."""
+    """CPU-seconds limit of each process of the attempt, a second fence behind the timers
+    (raised to stay above the attempt's CPU budget)."""
     memory_bytes: int = 1 << 30
     """Memory cap: address space of each process, and resident memory of all together."""
     file_bytes: int = 8 << 20
@@ -75,6 +83,7 @@ class PythonJudge:
         # check. An entry holds its tuple, so its id cannot be reused while it is here.
         self._by_identity: dict[int, tuple[tuple[Check, ...], str, list[PlannedCheck]]] = {}
         self.static = StaticChecker(static) if static is not None else None
+        self._owns_static = True
 
     @property
     def sandbox(self) -> Sandbox:
@@ -100,7 +109,7 @@ class PythonJudge:
         except Exception as exc:  # the judge's own failure, never the candidate's defect
             return _infrastructure(case, f"judge error: {type(exc).__name__}: {exc}", started)
         if judged.infrastructure_error:
-            return _infrastructure(case, judged.infrastructure_error, started)
+            return _infrastructure(case, judged.infrastructure_error, started, judged.owned_kind)
         findings: tuple[Failure, ...] = ()
         if self.static is not None:
             # A tool failure would make the lint/types counts silently low: the unit is
@@ -125,8 +134,37 @@ class PythonJudge:
     def close(self) -> None:
         """Stop the sandbox workers and the mypy daemon (they also stop with this process)."""
         self._pool.close()
-        if self.static is not None:
+        if self.static is not None and self._owns_static:
             self.static.close()
+
+    def fresh(self) -> PythonJudge:
+        """A judge for a proof (``judges/_proof.py``): the same limits, static checker
+        and measured reference times, on a new pool of sandbox workers."""
+        judge = PythonJudge(self.limits, sandbox=self.sandbox.fresh(), static=None)
+        judge.static = self.static
+        judge._owns_static = False  # the checker stays this judge's to close
+        judge._reference_s = self._reference_s
+        return judge
+
+    def canary(self) -> tuple[Case, str]:
+        """A control of known outcome (every check passes) for cases without a reference."""
+        return CANARY_CASE, CANARY_ANSWER
+
+    def owned_result(
+        self, case: Case, artifact: str, kind: FailureKind, message: str
+    ) -> JudgeResult:
+        """An answer that owns its judge's failure: the tests' most (see
+        :func:`~critiquebench.judges._proof.owned_failure`), plus its lint and type
+        findings where the static checkers can still read it."""
+        started = time.perf_counter()
+        result = owned_failure(case, kind, message, started)
+        if self.static is None:
+            return result
+        try:
+            report = self.static.check(artifact)
+        except Exception:  # the checkers' own failure: the tests' count stands alone
+            return result
+        return replace(result, findings=report.findings if report.error is None else ())
 
     def _attempt(
         self, case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits
@@ -177,17 +215,32 @@ class PythonJudge:
         return replace(self.limits, check_timeout_s=per_check, wall_s=wall)
 
 
+CANARY_CASE = Case(
+    id="canary/python",
+    prompt="Write add(a, b) returning a + b.",
+    entry_point="add",
+    checks=(
+        Check(source="assert add(1, 2) == 3", origin="heldout", line=1),
+        Check(source="assert add(-1, 1) == 0", origin="heldout", line=2),
+    ),
+)
+CANARY_ANSWER = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+
 def _timed_out(judged: Interpretation) -> bool:
     return any(failure.kind == "timeout" for failure in judged.failures)
 
 
-def _infrastructure(case: Case, message: str, started: float) -> JudgeResult:
+def _infrastructure(
+    case: Case, message: str, started: float, owned_kind: FailureKind = "crash"
+) -> JudgeResult:
     return JudgeResult(
         failures=(),
         checks_total=len(case.checks),
         checks_passed=0,
         duration_s=time.perf_counter() - started,
         infrastructure_error=message,
+        owned_kind=owned_kind,
     )
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat
 from critiquebench.judges._failure import JudgeResult
+from critiquebench.judges._proof import ProofDoor
 
 if TYPE_CHECKING:
     from critiquebench.suites import Case
@@ -157,13 +158,25 @@ def case_problems(case: Case) -> list[str]:
 class JudgeSet:
     """One judge: the registered judge a case names, each created on first use.
 
-    Never raises: a judge that cannot be loaded, or that raises, makes the attempt an
-    infrastructure error (the unit is excluded and retried, never scored).
+    The single entry the loop judges through. Never raises. A judge that cannot be
+    loaded makes the attempt an infrastructure error; any other failure to judge
+    (the judge raised, or returned ``infrastructure_error``) is only suspected until
+    :class:`~critiquebench.judges._proof.ProofDoor` proves it: the answer is judged
+    again alone on a fresh judge beside a control of known outcome, and only a
+    failing control excludes the unit; otherwise the answer owns the failure as a
+    defect (``timeout``, ``crash``).
+
+    A judge may offer, besides ``close()``: ``fresh()`` (a new judge for a proof,
+    e.g. on new sandbox workers; closed after it) or ``restart()``; ``canary()``
+    (a case and a known-good answer, the control where a case has no reference
+    solution); ``owned_result(case, artifact, kind, message)`` (an answer-owned
+    failure counted its own way, never fewer defects than an honest judgement).
     """
 
     def __init__(self, judges: dict[str, Judge] | None = None) -> None:
         self._judges: dict[str, Judge] = dict(judges or {})
         self._lock = threading.Lock()
+        self._door = ProofDoor()
 
     def get(self, name: str) -> Judge:
         """The judge registered under ``name``, created once."""
@@ -175,9 +188,9 @@ class JudgeSet:
             return judge
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
-        """Judge ``artifact`` with the judge ``case.judge`` names."""
+        """Judge ``artifact`` with the judge ``case.judge`` names (through the proof door)."""
         try:
-            return self.get(case.judge)(case, artifact)
+            judge = self.get(case.judge)
         except Exception as exc:
             return JudgeResult(
                 failures=(),
@@ -186,6 +199,7 @@ class JudgeSet:
                 duration_s=0.0,
                 infrastructure_error=f"judge {case.judge!r}: {type(exc).__name__}: {exc}",
             )
+        return self._door.judge(judge, case.judge, case, artifact)
 
     def close(self) -> None:
         """Close every judge that has a ``close`` method."""

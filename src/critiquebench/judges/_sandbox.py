@@ -321,6 +321,11 @@ class Sandbox:
         """The fences in force, in words."""
         return self.mode.description
 
+    def fresh(self) -> Sandbox:
+        """A new pool in the same mode, sharing no worker with this one (for a proof:
+        nothing an earlier attempt did to a worker can reach it)."""
+        return Sandbox(self.mode)
+
     def judge(self, request: dict[str, Any]) -> RawAttempt:
         """Run one attempt on an idle worker (started on demand)."""
         worker = self._acquire()

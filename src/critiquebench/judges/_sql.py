@@ -4,7 +4,8 @@ Each check runs the query on a fresh in-memory database built from the case's
 ``judge_data.schema`` and the check's ``data``, inside the project's sandbox, with
 DuckDB's file access, extensions and settings locked (``_sql_harness.py``). The
 parent compares the returned rows with the check's ``expected`` rows
-(``_sql_compare.py``). Defects have kind ``sql`` and a code: ``error``,
+(``_sql_compare.py``). Defects have kind ``sql`` and a code: ``error``, ``timeout``
+(the query used its CPU time limit, however long it waited for a CPU),
 ``missing_row``, ``extra_row``, ``wrong_value``, or ``not_a_query`` for an answer
 that is not one SELECT (whole artifact, origin ""). See docs/suites.md, "sql".
 """
@@ -15,11 +16,11 @@ import time
 from dataclasses import dataclass
 
 from critiquebench.judges._artifact import ArtifactFormat
-from critiquebench.judges._failure import Failure, JudgeResult
+from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges._python import SandboxLimits
 from critiquebench.judges._sandbox import LazySandbox, Sandbox
 from critiquebench.judges._sql_compare import RowDifference, compare_rows
-from critiquebench.judges._sql_run import CheckRun, duckdb_extras, run_checks
+from critiquebench.judges._sql_run import AttemptRun, CheckRun, duckdb_extras, run_checks
 from critiquebench.judges._sql_spec import SqlCheckSpec, case_problems
 from critiquebench.suites import Case, Check
 
@@ -106,8 +107,10 @@ class SqlJudge:
         runs = [CheckRun("not_a_query", problem)] * len(case.checks) if problem else None
         if runs is None:
             found = self._run(case, query)
-            if isinstance(found, str):
-                return _result(case, [], started, found)
+            if isinstance(found, AttemptRun):
+                return _result(
+                    case, [], started, found.infrastructure_error, owned_kind=found.owned_kind
+                )
             runs = found
         failures: list[Failure] = []
         whole = next((run for run in runs if run.tag == "not_a_query"), None)
@@ -126,10 +129,44 @@ class SqlJudge:
         """Stop the sandbox workers (they also stop with this process)."""
         self._pool.close()
 
-    def _run(self, case: Case, query: str) -> list[CheckRun] | str:
+    def fresh(self) -> SqlJudge:
+        """A judge for a proof (``judges/_proof.py``): the same settings, new workers."""
+        return SqlJudge(
+            self.limits,
+            sandbox=self.sandbox.fresh(),
+            max_defects_per_check=self.max_defects_per_check,
+            max_rows=self.max_rows,
+        )
+
+    def canary(self) -> tuple[Case, str]:
+        """A control of known outcome (every check passes) for cases without a reference."""
+        return CANARY_CASE, "SELECT sum(x) AS total FROM t"
+
+    def owned_result(
+        self, case: Case, artifact: str, kind: FailureKind, message: str
+    ) -> JudgeResult:
+        """A query that owns its judge's failure: one defect for the whole answer and
+        ``max_defects_per_check`` per check, the most an honest judgement can give."""
+        started = time.perf_counter()
+        failures = [Failure(kind="sql", code=kind, message=message)]
+        for check in case.checks:
+            failures += [
+                Failure(
+                    kind="sql",
+                    code=kind,
+                    message="not judged: the query broke its judge (counted as the most "
+                    "defects a check can have)",
+                    source=check.source,
+                    origin=check.origin,
+                )
+            ] * self.max_defects_per_check
+        return _result(case, failures, started, None)
+
+    def _run(self, case: Case, query: str) -> list[CheckRun] | AttemptRun:
+        """Every check's run, or the attempt when the judge could not judge it."""
         attempt = run_checks(self.sandbox, case, query, self.limits, self.max_rows)
         if attempt.infrastructure_error:
-            return attempt.infrastructure_error
+            return attempt
         broken = next(
             (run for run in attempt.checks if run.tag in ("fixture", "unavailable")), None
         )
@@ -137,7 +174,7 @@ class SqlJudge:
             what = (
                 "the case's fixture failed" if broken.tag == "fixture" else "DuckDB did not start"
             )
-            return f"{what}: {broken.message}"
+            return AttemptRun([], f"{what}: {broken.message}")
         return attempt.checks
 
     def _check_failures(self, check: Check, run: CheckRun) -> list[Failure]:
@@ -150,6 +187,8 @@ class SqlJudge:
                 differences.append(
                     RowDifference("extra_row", "the result has more rows than were read")
                 )
+        elif run.tag == "timeout":
+            differences = [RowDifference("timeout", run.message or "the query timed out")]
         elif run.tag == "not_a_query":
             differences = [RowDifference("error", "not run: the answer is not one SELECT query")]
         else:
@@ -166,6 +205,21 @@ class SqlJudge:
             *differences[: cap - 1],
             RowDifference(last.code, last.message + more, last.expected, last.actual),
         ]
+
+
+CANARY_CASE = Case(
+    id="canary/sql",
+    prompt="Total of x in t.",
+    judge="sql",
+    judge_data={"schema": "CREATE TABLE t (x INTEGER);"},
+    checks=(
+        Check(
+            source="total of 1 and 2",
+            origin="heldout",
+            spec={"data": "INSERT INTO t VALUES (1), (2);", "expected": [[3]]},
+        ),
+    ),
+)
 
 
 def _static_problem(query: str) -> str:
@@ -196,6 +250,7 @@ def _result(
     infrastructure_error: str | None,
     passed: int = 0,
     note: str = "",
+    owned_kind: FailureKind = "crash",
 ) -> JudgeResult:
     return JudgeResult(
         failures=tuple(failures) if infrastructure_error is None else (),
@@ -204,4 +259,5 @@ def _result(
         duration_s=time.perf_counter() - started,
         notes=(note,) if note else (),
         infrastructure_error=infrastructure_error,
+        owned_kind=owned_kind,
     )

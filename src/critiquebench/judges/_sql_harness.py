@@ -18,6 +18,7 @@ import datetime
 import decimal
 import sys
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -32,19 +33,23 @@ _CONFIG = {
     "lock_configuration": True,  # last: SET cannot undo any of the above
 }
 _MAX_CELL_TEXT = 500
+_STOPPED_SHARE = 0.8
 
 
 def sql_check(job: dict[str, Any]) -> list[Any]:
     """One check: ``[tag, ...]`` where tag is ``rows`` (columns, rows, truncated),
-    ``error`` (the query failed), ``not_a_query``, ``fixture`` (the case's own
-    schema or data failed) or ``unavailable`` (DuckDB could not start)."""
+    ``error`` (the query failed), ``timeout`` (it used its CPU time limit),
+    ``not_a_query``, ``fixture`` (the case's own schema or data failed) or
+    ``unavailable`` (DuckDB could not start)."""
+    # The worker's CPU timer for this check starts just before this call.
+    started = time.process_time()
     try:
         duckdb = _import_duckdb(str(job["path"]))
         connection = duckdb.connect(":memory:", config=_CONFIG)
     except Exception as exc:
         return ["unavailable", _describe(exc)]
     try:
-        return _run(duckdb, connection, job)
+        return _run(duckdb, connection, job, started)
     finally:
         connection.close()
 
@@ -59,7 +64,7 @@ def _import_duckdb(path: str) -> Any:
     return duckdb
 
 
-def _run(duckdb: Any, connection: Any, job: dict[str, Any]) -> list[Any]:
+def _run(duckdb: Any, connection: Any, job: dict[str, Any], started: float) -> list[Any]:
     query = str(job["query"])
     problem = _not_a_query(duckdb, connection, query)
     if problem:
@@ -72,21 +77,44 @@ def _run(duckdb: Any, connection: Any, job: dict[str, Any]) -> list[Any]:
             except Exception as exc:
                 return ["fixture", f"{part}: {_describe(exc)}"]
     # DuckDB runs the query in C++ where the worker's signal timers cannot reach it;
-    # interrupting the connection from a timer thread stops it cleanly.
-    timer = threading.Timer(float(job["timeout_s"]), connection.interrupt)
-    timer.daemon = True
-    timer.start()
+    # interrupting the connection from a thread stops it cleanly. The thread counts
+    # CPU time, not wall time, so a loaded host cannot make a query time out. A function
+    # that never looks at the interrupt is stopped by the worker's watchdog instead.
+    finished, interrupted = threading.Event(), threading.Event()
+    limit = float(job["timeout_s"])
+    watcher = threading.Thread(
+        target=_interrupt_after, args=(connection, limit, finished, interrupted), daemon=True
+    )
+    watcher.start()
     try:
         cursor = connection.execute(query)
         columns = [str(column[0]) for column in cursor.description or []]
         rows = cursor.fetchmany(int(job["max_rows"]) + 1)
     except Exception as exc:
-        if isinstance(exc, duckdb.InterruptException):
-            return ["error", f"the query exceeded its time limit of {job['timeout_s']}s"]
+        # DuckDB reports an interrupt as InterruptException or as a RuntimeError, and
+        # the worker's CPU timer interrupts it too (DuckDB checks for signals; the
+        # timer's ticks count a little ahead of this clock): a query that failed once
+        # the check had used nearly all its CPU limit was stopped by the limit.
+        spent = time.process_time() - started
+        stopped = interrupted.is_set() or spent >= _STOPPED_SHARE * limit
+        if stopped or isinstance(exc, duckdb.InterruptException):
+            return ["timeout", f"the query exceeded its time limit of {limit:g} CPU-seconds"]
         return ["error", _describe(exc)]
     finally:
-        timer.cancel()
+        finished.set()
     return ["rows", columns, *_bounded(rows, int(job["max_rows"]), int(job["max_chars"]))]
+
+
+def _interrupt_after(
+    connection: Any, limit: float, finished: threading.Event, interrupted: threading.Event
+) -> None:
+    """Interrupt ``connection`` once this process has used ``limit`` CPU-seconds more."""
+    start = time.process_time()
+    while not finished.wait(0.01):
+        if time.process_time() - start >= limit:
+            interrupted.set()
+            connection.interrupt()
+            return
 
 
 def _not_a_query(duckdb: Any, connection: Any, query: str) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.judges._attempt import attempt_request, judge_attempt
-from critiquebench.judges._interpret import host_starved, read_events, unfinished_failure
+from critiquebench.judges._failure import FailureKind
+from critiquebench.judges._interpret import read_events, stalled, unfinished_failure
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
 from critiquebench.judges._plan import CandidateCall, PlannedCheck
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
@@ -49,8 +50,8 @@ def duckdb_extras() -> SandboxExtras:
 
 @dataclass(frozen=True)
 class CheckRun:
-    """What running one check gave: a tag (``rows``, ``error``, ``not_a_query``,
-    ``fixture``, ``unavailable``), a message, and for ``rows`` the result."""
+    """What running one check gave: a tag (``rows``, ``error``, ``timeout``,
+    ``not_a_query``, ``fixture``, ``unavailable``), a message, and for ``rows`` the result."""
 
     tag: str
     message: str = ""
@@ -65,6 +66,8 @@ class AttemptRun:
 
     checks: list[CheckRun]
     infrastructure_error: str | None = None
+    owned_kind: FailureKind = "crash"
+    """The defect ``infrastructure_error`` becomes if a control proves the answer caused it."""
 
 
 def run_checks(
@@ -85,7 +88,7 @@ def run_checks(
         )
         for check in case.checks
     ]
-    # Every check may use its whole time limit; the attempt's wall clock allows for that.
+    # Every check may use its whole CPU limit; the attempt's CPU budget allows for that.
     wall = max(limits.wall_s, len(plans) * limits.check_timeout_s + 5.0)
     limits = replace(limits, wall_s=wall)
     harness = Case(id=case.id, prompt="sql harness", entry_point=HARNESS_ENTRY, checks=())
@@ -126,15 +129,16 @@ def _read(count: int, raw: RawAttempt, nonce: str, limits: SandboxLimits) -> Att
         return AttemptRun(
             [], f"sandbox supervisor failed: {clean_text(report['supervisor_error'])}"
         )
-    if report.get("timed_out") and host_starved(report, limits):
-        return AttemptRun([], "the host was too loaded to run the query within its wall clock")
     events, unreadable = read_events(raw.output, nonce)
     found: dict[int, CheckRun] = {}
     done = False
+    halt = ""
     for event in events:
         kind = event.get("e")
         if kind == "done":
             done = True
+        elif kind == "halt" and not halt:
+            halt = "stalled" if event.get("why") == "stalled" else "stuck"
         elif kind == "fatal":
             # The attempt's code is the trusted harness: failing to define it is ours.
             return AttemptRun(
@@ -144,21 +148,29 @@ def _read(count: int, raw: RawAttempt, nonce: str, limits: SandboxLimits) -> Att
             index = event.get("i")
             if type(index) is int and 0 <= index < count and index not in found:
                 found[index] = _check_run(event)
+                if event.get("kind") == "stalled":
+                    halt = halt or "stalled"
+    suspicion = stalled(report, halt, limits)
+    if suspicion is not None:
+        return AttemptRun([], suspicion, "timeout")
     if done and unreadable:
         return AttemptRun([], f"{unreadable} unreadable line(s) from the sql harness")
-    stopped = None if done else unfinished_failure(report, limits).message
-    runs = [
-        found.get(index) or CheckRun("error", f"the query was stopped: {stopped}")
-        for index in range(count)
-    ]
-    return AttemptRun(runs)
+    if done:
+        stopped = CheckRun("error", "the query was stopped: the harness gave no result")
+    else:
+        # A query that used up the CPU budget (e.g. a function that ignores DuckDB's
+        # interrupt) is the query's timeout, whatever the host's load.
+        why = unfinished_failure(report, limits, halt)
+        tag = "timeout" if why.kind == "timeout" else "error"
+        stopped = CheckRun(tag, f"the query was stopped: {why.message}")
+    return AttemptRun([found.get(index) or stopped for index in range(count)])
 
 
 def _check_run(event: dict[str, Any]) -> CheckRun:
     """One check's event as a run; anything malformed is the query's error."""
     kind = event.get("kind")
-    if kind == "timeout":
-        return CheckRun("error", "the query exceeded its time limit")
+    if kind in ("timeout", "stalled"):
+        return CheckRun("timeout", "the query exceeded its time limit")
     if kind is not None:
         return CheckRun("error", clean_text(str(event.get("message", kind))))
     values = event.get("values")
@@ -173,6 +185,6 @@ def _check_run(event: dict[str, Any]) -> CheckRun:
         rows = [row if isinstance(row, list) else [row] for row in rest[1]]
         return CheckRun("rows", "", [str(c) for c in rest[0]], rows, bool(rest[2]))
     message = clean_text(str(rest[0])) if rest else ""
-    if tag in ("error", "not_a_query", "fixture", "unavailable"):
+    if tag in ("error", "timeout", "not_a_query", "fixture", "unavailable"):
         return CheckRun(tag, message)
     return CheckRun("error", "unreadable result")

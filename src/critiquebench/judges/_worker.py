@@ -32,6 +32,7 @@ import select
 import signal
 import struct
 import sys
+import threading
 import time
 from typing import Any
 
@@ -72,6 +73,17 @@ class _NotPlain(Exception):
 class _CheckTimeout(BaseException):
     # BaseException, so a candidate's ``except Exception`` does not swallow it.
     pass
+
+
+# A check whose CPU timer cannot interrupt it (it runs inside one long C call: a huge
+# regex, a DuckDB function that ignores its interrupt) is stopped by the attempt's
+# watchdog once it has used this much CPU beyond its limit, as a share of the limit...
+_STUCK_SHARE = 0.5
+# ...and at least this many CPU-seconds beyond it.
+_STUCK_MIN_S = 0.3
+# The watchdog looks at the process's CPU time this often (wall time: it only polls;
+# what it decides on is CPU time).
+_WATCHDOG_EVERY_S = 0.02
 
 
 # ---------------------------------------------------------------- plain-data encoding
@@ -169,7 +181,14 @@ def _candidate_line(exc: BaseException) -> int:
 
 
 class _Attempt:
-    """Defines the candidate and runs each check, writing one JSON line per event."""
+    """Defines the candidate and runs each check, writing one JSON line per event.
+
+    Time limits decide on CPU time: a check that used ``check_cpu_s`` of CPU is a
+    ``timeout``. The per-check wall timer is a safety net only: a check it stops (it
+    slept, or it waited for a CPU) is reported as ``stalled``, and unless the attempt
+    then uses its whole CPU budget, the parent treats it as a suspected infrastructure
+    failure to prove.
+    """
 
     def __init__(self, request: dict[str, Any], results: Any) -> None:
         self.request = request
@@ -178,11 +197,17 @@ class _Attempt:
         self.cpu_s = float(request["check_cpu_s"])
         self.wall_s = float(request["check_wall_s"])
         self.armed = False
+        self.halted = False
+        self.fired = 0
+        self.born = time.monotonic()
+        # (check index or None while defining, CPU time when the check started)
+        self.current: tuple[int | None, float] | None = None
+        self.lock = threading.Lock()
         signal.signal(signal.SIGPROF, self.on_timer)
         signal.signal(signal.SIGALRM, self.on_timer)
 
     def emit(self, **fields: Any) -> None:
-        with contextlib.suppress(Exception):
+        with self.lock, contextlib.suppress(Exception):
             self.results.write(json.dumps({"n": self.nonce, **fields}) + "\n")
 
     def on_timer(self, signum: int, frame: object) -> None:
@@ -190,25 +215,75 @@ class _Attempt:
         # the first timeout is being handled, and must not escape the handler.
         if self.armed:
             self.armed = False
+            self.fired = signum
             raise _CheckTimeout()
 
-    def guarded(self, action: Any) -> tuple[str, Any]:
-        """Run ``action`` under the per-check CPU and wall timers."""
+    def guarded(self, action: Any, index: int | None = None) -> tuple[str, Any]:
+        """Run ``action`` under the per-check CPU timer (and the wall safety net):
+        ``timeout`` when it used its CPU, ``stalled`` when only the wall timer stopped it."""
+        self.fired = 0
+        started = time.process_time()
+        self.current = (index, started)
         self.armed = True
         signal.setitimer(signal.ITIMER_PROF, self.cpu_s)
         signal.setitimer(signal.ITIMER_REAL, self.wall_s)
         try:
             return "ok", action()
         except _CheckTimeout:
-            return "timeout", None
+            # CPU time decides, whichever timer's signal was handled first.
+            used = time.process_time() - started >= self.cpu_s
+            return ("timeout" if used or self.fired == signal.SIGPROF else "stalled"), None
         except AssertionError as exc:
             return "assertion", exc
         except BaseException as exc:
             return "error", exc
         finally:
             self.armed = False
+            self.current = None
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def watchdog(self) -> None:
+        """Stop the attempt when a check runs on past its CPU limit where the timer's
+        signal cannot reach it (inside one C call): the check is a ``timeout``."""
+        beyond = max(_STUCK_MIN_S, _STUCK_SHARE * self.cpu_s)
+        while True:
+            time.sleep(_WATCHDOG_EVERY_S)
+            current = self.current
+            if current is None or time.process_time() - current[1] < self.cpu_s + beyond:
+                continue
+            index = current[0]
+            if index is not None:
+                self.emit(e="check", i=index, kind="timeout", t=0.0)
+            self.emit(e="halt", why="stuck", i=index)
+            with self.lock, contextlib.suppress(BaseException):
+                self.results.flush()
+                os._exit(0)
+
+    def stall(self) -> None:
+        """The wall timer stopped defining the code with its CPU limit unused: say so,
+        and stop (the parent judges the answer again beside a control)."""
+        self.halted = True
+        self.emit(e="halt", why="stalled")
+
+    def stalled_check(self, index: int, elapsed: float) -> None:
+        """A check's wall timer fired with its CPU limit unused. The attempt goes on
+        while this process was mostly waiting for a CPU (its processes may yet use the
+        CPU budget, which decides); a process that was mostly asleep stops here, as
+        the rest could only stall too. Either way the parent proves the stall: this
+        choice saves time and is never a verdict."""
+        self.emit(e="check", i=index, kind="stalled", t=elapsed)
+        if not self.starved():
+            self.stall()
+
+    def starved(self) -> bool:
+        """Whether this process spent over half its life runnable but not running."""
+        try:
+            with open("/proc/self/schedstat", "rb") as handle:
+                waited = int(handle.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return True
+        return waited > 0.5 * (time.monotonic() - self.born)
 
     def define(self) -> dict[str, Any] | None:
         request = self.request
@@ -220,6 +295,9 @@ class _Attempt:
             return None
         namespace: dict[str, Any] = {"__name__": "__candidate__"}
         status, detail = self.guarded(lambda: exec(code, namespace))
+        if status == "stalled":
+            self.stall()
+            return None
         if status != "ok":
             line = _candidate_line(detail) if isinstance(detail, BaseException) else 0
             message = (
@@ -240,6 +318,9 @@ class _Attempt:
             status, detail = self.guarded(
                 lambda: exec(compile(setup, "<setup>", "exec"), namespace)
             )
+            if status == "stalled":
+                self.stall()
+                return None
             if status != "ok":
                 message = "test setup: " + (status if status == "timeout" else _describe(detail))
                 self.emit(e="fatal", kind="import", line=0, message=message)
@@ -255,12 +336,16 @@ class _Attempt:
             wrap = {"list": list, "tuple": tuple, "set": set, "sorted": sorted}.get(call["wrap"])
             started = time.perf_counter()
             status, result = self.guarded(
-                lambda a=args, k=kwargs, w=wrap: w(function(*a, **k)) if w else function(*a, **k)
+                lambda a=args, k=kwargs, w=wrap: w(function(*a, **k)) if w else function(*a, **k),
+                index,
             )
             elapsed = time.perf_counter() - started
             spent += elapsed
+            if status == "stalled":
+                self.stalled_check(index, elapsed)
+                return
             if status == "timeout":
-                self.emit(e="check", i=index, kind="timeout", t=elapsed)
+                self.emit(e="check", i=index, kind=status, t=elapsed)
                 return
             if status != "ok":
                 self.emit(e="check", i=index, kind="error", message=_describe(result), t=elapsed)
@@ -277,18 +362,23 @@ class _Attempt:
 
     def inside_check(self, index: int, source: str, namespace: dict[str, Any]) -> None:
         started = time.perf_counter()
-        status, detail = self.guarded(lambda: exec(compile(source, "<check>", "exec"), namespace))
+        status, detail = self.guarded(
+            lambda: exec(compile(source, "<check>", "exec"), namespace), index
+        )
         elapsed = time.perf_counter() - started
         if status == "ok":
             self.emit(e="check", i=index, kind="pass", t=elapsed)
+        elif status == "stalled":
+            self.stalled_check(index, elapsed)
         elif status == "timeout":
-            self.emit(e="check", i=index, kind="timeout", t=elapsed)
+            self.emit(e="check", i=index, kind=status, t=elapsed)
         elif status == "assertion":
             self.emit(e="check", i=index, kind="assertion", message=_text(detail), t=elapsed)
         else:
             self.emit(e="check", i=index, kind="error", message=_describe(detail), t=elapsed)
 
     def run(self) -> None:
+        threading.Thread(target=self.watchdog, name="watchdog", daemon=True).start()
         namespace = self.define()
         if namespace is not None:
             function = namespace["candidate"]
@@ -297,7 +387,10 @@ class _Attempt:
                     self.value_check(index, check, function)
                 else:
                     self.inside_check(index, check["source"], namespace)
-        self.emit(e="done")
+                if self.halted:
+                    return
+        if not self.halted:
+            self.emit(e="done")
 
 
 # ---------------------------------------------------------------- fences
@@ -450,13 +543,29 @@ def _attempt_process(request: dict[str, Any], results_fd: int, namespaced: bool)
 
 
 def _descendants(root: int) -> list[int]:
+    return _walk(root)[0]
+
+
+def _walk(root: int) -> tuple[list[int], dict[int, tuple[float, float, float]]]:
+    """The processes under ``root`` (depth first), and for each its ``(start, own CPU,
+    reaped children's CPU)`` in clock ticks, read from the same look at /proc."""
     parents: dict[int, int] = {}
+    times: dict[int, tuple[float, float, float]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError, ValueError, IndexError):
                 with open(f"/proc/{entry}/stat", "rb") as handle:
                     stat = handle.read()
-                parents[int(entry)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+                fields = stat[stat.rindex(b")") + 2 :].split()
+                pid = int(entry)
+                parents[pid] = int(fields[1])
+                # utime, stime, cutime, cstime are fields 14-17; starttime is 22.
+                own = int(fields[11]) + int(fields[12])
+                times[pid] = (
+                    float(fields[19]),
+                    float(own),
+                    float(int(fields[13]) + int(fields[14])),
+                )
     found, frontier = [], [root]
     while frontier:
         parent = frontier.pop()
@@ -464,25 +573,50 @@ def _descendants(root: int) -> list[int]:
             if ppid == parent and pid not in found:
                 found.append(pid)
                 frontier.append(pid)
-    return found
+    return found, {pid: times[pid] for pid in found}
+
+
+class _CpuTally:
+    """The CPU time of an attempt's processes together, from repeated looks at /proc.
+
+    Two estimates, each never above the truth, and the larger counts: the sum over
+    every process ever seen of its own CPU time at its last look (a process that
+    ended between looks is still counted up to then), and the sum over the processes
+    alive at one look of their own CPU plus that of the children they reaped (which is
+    how the kernel keeps the CPU time of processes that ended). Neither counts any
+    process twice, so an honest answer is never charged for more than it used; what
+    escapes both (a child that lived less than a look and was never waited for) only
+    makes the wall clock, not the CPU budget, stop the attempt.
+    """
+
+    def __init__(self) -> None:
+        self.tick = float(os.sysconf("SC_CLK_TCK"))
+        self.own: dict[tuple[int, float], float] = {}
+        self.peak = 0.0
+
+    def look(self, times: dict[int, tuple[float, float, float]]) -> float:
+        together = 0.0
+        for pid, (start, own, reaped) in times.items():
+            key = (pid, start)
+            self.own[key] = max(self.own.get(key, 0.0), own)
+            together += own + reaped
+        self.peak = max(self.peak, together, sum(self.own.values()))
+        return self.seconds
+
+    @property
+    def seconds(self) -> float:
+        return self.peak / self.tick
 
 
 def _rss_bytes(pids: list[int]) -> int:
     total, page = 0, os.sysconf("SC_PAGE_SIZE")
     for pid in pids:
-        with contextlib.suppress(OSError, ValueError, IndexError), open(
-            f"/proc/{pid}/statm", "rb"
-        ) as handle:
+        with (
+            contextlib.suppress(OSError, ValueError, IndexError),
+            open(f"/proc/{pid}/statm", "rb") as handle,
+        ):
             total += int(handle.read().split()[1]) * page
     return total
-
-
-def _run_queue_wait_s(pid: int) -> float:
-    with contextlib.suppress(OSError, ValueError, IndexError), open(
-        f"/proc/{pid}/schedstat", "rb"
-    ) as handle:
-        return int(handle.read().split()[1]) / 1e9
-    return 0.0
 
 
 def _kill_all(pids: list[int]) -> None:
@@ -526,11 +660,21 @@ def _supervise(request: dict[str, Any], report_fd: int) -> None:
 def _watch(
     request: dict[str, Any], child: int, read_end: int, output: bytearray, started: float
 ) -> dict[str, Any]:
+    """Watch the attempt until it ends or a fence stops it. The attempt's CPU time (all
+    its processes together) decides a timeout, whatever the host's load; the wall clock
+    is a safety net whose running out the parent treats as a suspicion, not a verdict."""
     wall_s = float(request["wall_s"])
+    cpu_budget = float(request.get("cpu_budget_s") or wall_s)
     cap = int(request["results_bytes"])
     memory_cap = int(request["limits"]["attempt_memory_bytes"])
     pidfd = os.pidfd_open(child)
-    outcome: dict[str, Any] = {"timed_out": False, "flooded": False, "memory_exceeded": False}
+    outcome: dict[str, Any] = {
+        "timed_out": False,
+        "cpu_exhausted": False,
+        "flooded": False,
+        "memory_exceeded": False,
+    }
+    tally = _CpuTally()
     peak = 0
     open_pipe = True
     looked = started
@@ -539,7 +683,6 @@ def _watch(
         elapsed = now - started
         if elapsed >= wall_s:
             outcome["timed_out"] = True
-            outcome["run_queue_wait_s"] = _run_queue_wait_s(child)
             break
         watched = [pidfd] + ([read_end] if open_pipe else [])
         # Wake for output, for the attempt's end, or when the memory is due a look.
@@ -560,10 +703,13 @@ def _watch(
         if now - looked < _LOOK_GAP_S:
             continue  # output came again soon: the memory was looked at just now
         looked = now
-        tree = _descendants(os.getpid())
+        tree, times = _walk(os.getpid())
         peak = max(peak, _rss_bytes(tree))
         if peak > memory_cap:
             outcome["memory_exceeded"] = True
+            break
+        if tally.look(times) >= cpu_budget:
+            outcome["cpu_exhausted"] = True
             break
     # Kill the attempt and anything it started; with namespaces, killing PID 1 of the
     # attempt's namespace takes every process in it. An attempt that ended alone is
@@ -572,12 +718,20 @@ def _watch(
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0] > 0:
                 pass
-        tree = _descendants(os.getpid())
+        tree, times = _walk(os.getpid())
+        tally.look(times)
         if not tree:
             break
         _kill_all(tree)
         time.sleep(0.001)
     _drain(read_end, output, cap, outcome)
+    # What the kernel kept of the processes the supervisor reaped (the attempt, and
+    # through it whatever it waited for) may exceed what the looks saw.
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    outcome["cpu_s"] = max(tally.seconds, children.ru_utime + children.ru_stime)
+    if outcome["timed_out"] and outcome["cpu_s"] >= cpu_budget:
+        outcome["cpu_exhausted"] = True
+    outcome["cpu_budget_s"] = cpu_budget
     outcome["peak_rss_bytes"] = peak
     outcome["wall_s"] = time.monotonic() - started
     return outcome

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from critiquebench.judges._attempt import attempt_request, judge_attempt
-from critiquebench.judges._interpret import host_starved, read_events, unfinished_failure
+from critiquebench.judges._interpret import read_events, stalled, unfinished_failure
 from critiquebench.judges._plan import plan_checks
 from critiquebench.judges._python import SandboxLimits
 from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxMode, SandboxUnavailable
@@ -76,8 +76,9 @@ def test_the_request_carries_the_case_the_plans_and_the_limits() -> None:
         "entry_point": "add",
         "checks": [plans[0].request()],
         "check_cpu_s": 2.0,
-        "check_wall_s": 6.0,
-        "wall_s": 7.0,
+        "check_wall_s": 12.0,
+        "cpu_budget_s": 7.0,
+        "wall_s": 42.0,
         "results_bytes": 1 << 20,
         "namespaces": True,
         "limits": {
@@ -106,18 +107,25 @@ def test_only_events_with_the_nonce_are_read() -> None:
     assert unreadable == 3
 
 
-def test_a_timeout_is_the_hosts_when_the_attempt_waited_over_half_its_wall_clock() -> None:
+def test_only_a_wall_clock_with_the_cpu_budget_unused_is_a_suspicion() -> None:
     limits = SandboxLimits(wall_s=10.0)
-    assert host_starved({"run_queue_wait_s": 5.1}, limits)
-    assert not host_starved({"run_queue_wait_s": 5.0}, limits)
-    assert not host_starved({"run_queue_wait_s": "9"}, limits)
-    assert not host_starved({}, limits)
+    # However long it waited for a CPU, an attempt that used its CPU budget is the answer's.
+    used = {"timed_out": True, "cpu_exhausted": True, "cpu_s": 10.2, "run_queue_wait_s": 50.0}
+    assert stalled(used, "", limits) is None
+    suspicion = stalled({"timed_out": True, "cpu_s": 1.25}, "", limits)
+    assert suspicion is not None and "1.2 of its 10 CPU-seconds" in suspicion
+    assert stalled({"timed_out": True, "cpu_s": "9"}, "", limits) is not None
+    assert stalled({}, "stalled", limits) is not None  # a check's wall timer fired
+    assert stalled({}, "stuck", limits) is None  # a check stuck past its CPU limit
+    assert stalled({}, "", limits) is None
 
 
 @pytest.mark.parametrize(
     ("report", "kind", "words"),
     [
-        ({"timed_out": True}, "timeout", "exceeded its 10s wall clock"),
+        ({"timed_out": True}, "timeout", "exceeded its 60s wall clock"),
+        ({"timed_out": True, "cpu_exhausted": True}, "timeout", "used its 10 CPU-seconds"),
+        ({"cpu_exhausted": True}, "timeout", "used its 10 CPU-seconds"),
         ({"flooded": True}, "crash", "exceeded 1048576 bytes"),
         ({"memory_exceeded": True}, "crash", "more than 1024 MiB together"),
         ({}, "crash", "died before finishing"),
@@ -128,3 +136,12 @@ def test_an_unfinished_attempt_says_why_it_stopped(
 ) -> None:
     failure = unfinished_failure(report, SandboxLimits(wall_s=10.0))
     assert failure.kind == kind and words in failure.message
+
+
+def test_the_per_process_cpu_limit_stays_behind_the_attempts_cpu_budget() -> None:
+    case = make_case()
+    plans = plan_checks(case.checks, case.entry_point)
+    # A slow case's budget (30 CPU-seconds) above the per-process limit (20): the limit
+    # rises, so the budget, not a SIGXCPU crash, stops a looping answer.
+    request = attempt_request(case, "", plans, SandboxLimits(wall_s=30.0, cpu_s=20), "n")
+    assert request["cpu_budget_s"] == 30.0 and request["limits"]["cpu_s"] == 31

@@ -168,11 +168,11 @@ def test_one_wrong_query_reports_at_most_five_defects_per_check(judge: SqlJudge)
     assert result.failures[4].message.endswith("(and 497 more difference(s) in this check)")
 
 
-def test_a_runaway_query_is_stopped_as_an_error(judge: SqlJudge) -> None:
+def test_a_runaway_query_is_stopped_as_a_timeout(judge: SqlJudge) -> None:
     quick = SqlJudge(SandboxLimits(check_timeout_s=0.5), sandbox=judge.sandbox)
     slow = "SELECT count(*) FROM range(3000000) a, range(3000000) b WHERE a.range + b.range = 7"
     result = quick(_case(), slow)
-    assert _codes(result) == [("error", "feedback"), ("error", "heldout")]
+    assert _codes(result) == [("timeout", "feedback"), ("timeout", "heldout")]
     assert all("time limit" in failure.message for failure in result.failures)
 
 

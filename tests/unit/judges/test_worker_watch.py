@@ -19,8 +19,8 @@ sys.path.insert(0, {folder!r})
 import _worker as W
 
 looks, pauses = [], []
-walk = W._descendants
-W._descendants = lambda root: looks.append(time.monotonic()) or walk(root)
+walk = W._walk
+W._walk = lambda root: looks.append(time.monotonic()) or walk(root)
 W.time.sleep = lambda seconds: pauses.append(seconds)
 request = {{"wall_s": 5.0, "results_bytes": 1 << 20,
            "limits": {{"attempt_memory_bytes": 1 << 30}}}}
@@ -92,3 +92,17 @@ def test_the_c_library_and_capability_structures_are_made_once_per_worker() -> N
         "permitted",
         "inheritable",
     ]
+
+
+def test_the_cpu_tally_counts_ended_processes_once_and_never_forgets_them() -> None:
+    tally = _worker._CpuTally()
+    tick = tally.tick
+    # (start, own CPU, CPU of reaped children) per pid, in clock ticks.
+    assert tally.look({10: (1.0, 100.0, 0.0), 11: (2.0, 50.0, 0.0)}) == 150 / tick
+    # 11 ended and 10 waited for it: its CPU moved into 10's reaped children, once.
+    assert tally.look({10: (1.0, 100.0, 50.0)}) == 150 / tick
+    # 12 ran, was seen, and ended unwaited (auto-reaped): it is not forgotten.
+    assert tally.look({10: (1.0, 110.0, 50.0), 12: (3.0, 70.0, 0.0)}) == 230 / tick
+    assert tally.look({10: (1.0, 120.0, 50.0)}) == 240 / tick
+    # A reused pid is another process (another start time): counted apart.
+    assert tally.look({10: (1.0, 120.0, 50.0), 12: (9.0, 5.0, 0.0)}) == 245 / tick
