@@ -26,7 +26,14 @@ from critiquebench.judges._registry import (
     judge_factory,
     judge_names,
 )
-from critiquebench.judges._sandbox import SandboxMode, detect_mode, is_full_sandbox
+from critiquebench.judges._sandbox import (
+    FALLBACK_AS_ROOT,
+    SANDBOX_VARIABLE,
+    SandboxMode,
+    detect_mode,
+    fallback_refusal,
+    is_full_sandbox,
+)
 from critiquebench.judges._static import (
     MYPY_FLAGS,
     RUFF_RULES,
@@ -42,9 +49,11 @@ __all__ = [
     "DEFECT_GROUPS",
     "ENTRY_POINT_GROUP",
     "FAILURE_KINDS",
+    "FALLBACK_AS_ROOT",
     "MYPY_FLAGS",
     "PYTHON_FORMAT",
     "RUFF_RULES",
+    "SANDBOX_VARIABLE",
     "STATIC_KINDS",
     "TEST_KINDS",
     "ArtifactFormat",
@@ -67,6 +76,7 @@ __all__ = [
     "case_problems",
     "defect_group",
     "detect_mode",
+    "fallback_refusal",
     "is_full_sandbox",
     "judge_factory",
     "judge_names",
