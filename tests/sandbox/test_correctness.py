@@ -110,7 +110,9 @@ def test_a_sandbox_that_cannot_start_is_an_infrastructure_error() -> None:
 
 
 def test_the_fallback_says_so_and_still_judges(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback")
+    # Opted in by name: where nobody cannot run the interpreter (it lives under /root),
+    # these trusted test answers run as root; elsewhere the worker still leaves root.
+    monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback-as-root")
     judge = PythonJudge(SandboxLimits(wall_s=8.0))
     try:
         assert "FALLBACK" in judge.describe()
@@ -157,7 +159,7 @@ def test_the_workers_probe_for_a_fresh_proc_matches_what_attempts_see(
     # Each worker tries once whether an attempt could mount /proc, and attempts skip a
     # mount the kernel would refuse (it did inside bubblewrap, at ~0.8 ms each time).
     if forced_fallback:
-        monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback")
+        monkeypatch.setenv("CRITIQUEBENCH_SANDBOX", "fallback-as-root")  # opted in by name
     judge = PythonJudge(SandboxLimits(wall_s=8.0), static=None)
     try:
         result = judge(make_case(), _OWN_PROC_ADD)

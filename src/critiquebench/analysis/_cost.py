@@ -44,23 +44,33 @@ class PriceTable:
         Keys starting with ``_`` are comments and ignored at both levels.
         """
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
             raise PriceFileError(f"{path}: cannot read price file: {error}") from error
-        top = _object(document, path, "the top level")
+        return cls.from_text(text, str(path))
+
+    @classmethod
+    def from_text(cls, text: str, source: str) -> PriceTable:
+        """The table in ``text`` (the format of ``from_file``); ``source`` names it in
+        errors, e.g. the run that stored it."""
+        try:
+            document = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as error:
+            raise PriceFileError(f"{source}: cannot read price file: {error}") from error
+        top = _object(document, source, "the top level")
         # Strict about everything but comments: a misspelt key would silently price at 0.
         unknown = sorted(key for key in top if key != "models" and not key.startswith("_"))
         if unknown:
-            raise PriceFileError(f"{path}: unknown top-level key {unknown[0]!r}")
+            raise PriceFileError(f"{source}: unknown top-level key {unknown[0]!r}")
         if "models" not in top:
-            raise PriceFileError(f"{path}: missing key 'models'")
-        entries = _object(top["models"], path, "'models'")
+            raise PriceFileError(f"{source}: missing key 'models'")
+        entries = _object(top["models"], source, "'models'")
         prices = {
-            name: _price(entry, path, name)
+            name: _price(entry, source, name)
             for name, entry in entries.items()
             if not name.startswith("_")
         }
-        return cls(prices, source=str(path))
+        return cls(prices, source=source)
 
     def price_for(self, model: str) -> Price:
         """Exact match, else the longest matching prefix, else a zero price marked unknown."""
@@ -70,28 +80,28 @@ class PriceTable:
         return self._prices[max(matches, key=len)] if matches else _UNKNOWN
 
 
-def _object(value: Any, path: Path, where: str) -> dict[str, Any]:
+def _object(value: Any, source: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise PriceFileError(f"{path}: {where} must be a JSON object")
+        raise PriceFileError(f"{source}: {where} must be a JSON object")
     return value
 
 
-def _price(entry: Any, path: Path, name: str) -> Price:
+def _price(entry: Any, source: str, name: str) -> Price:
     where = f"models[{name!r}]"
-    fields = _object(entry, path, where)
+    fields = _object(entry, source, where)
     extra = sorted(key for key in fields if key not in _FIELDS and not key.startswith("_"))
     if extra:
-        raise PriceFileError(f"{path}: {where} has unknown key {extra[0]!r}")
+        raise PriceFileError(f"{source}: {where} has unknown key {extra[0]!r}")
     values: list[float] = []
     for field in _FIELDS:
         if field not in fields:
-            raise PriceFileError(f"{path}: {where} is missing {field!r}")
+            raise PriceFileError(f"{source}: {where} is missing {field!r}")
         value = fields[field]
         # bool is an int in Python, and true/false as a price is surely a mistake.
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or not math.isfinite(value) or value < 0:
             raise PriceFileError(
-                f"{path}: {where}[{field!r}] must be a non-negative number, got {value!r}"
+                f"{source}: {where}[{field!r}] must be a non-negative number, got {value!r}"
             )
         values.append(float(value))
     return Price(values[0], values[1])
@@ -164,3 +174,29 @@ def cost_per_defect_removed(cost_x: float, cost_a: float, defects_removed: float
 def load_prices(path: Path) -> PriceTable | None:
     """The price table at ``path``, or None when there is none (costs then show as 0)."""
     return PriceTable.from_file(path) if path.exists() else None
+
+
+@dataclass(frozen=True)
+class StoredPrices:
+    """The price table a run recorded when it started; ``table`` is None when it had none
+    (its costs were 0 then, and stay 0 wherever it is reported)."""
+
+    table: PriceTable | None
+
+
+def stored_prices(row: Mapping[str, Any]) -> StoredPrices | None:
+    """The price table a ``runs`` row recorded (``prices_json``), or None for a row
+    written before runs recorded it (schema version 5), which only named its file.
+
+    Reports price a run with this rather than with whatever file its path names in
+    the folder they are made from, so every report of a run gives the same costs.
+    """
+    if not row.get("content_json"):
+        return None
+    text = row.get("prices_json")
+    if text is None:
+        return StoredPrices(None)
+    content = json.loads(str(row["content_json"]))
+    read_from = content.get("prices", {}).get("path", "its price file")
+    source = f"{read_from} as stored with run {row.get('run_id')}"
+    return StoredPrices(PriceTable.from_text(str(text), source))

@@ -33,7 +33,14 @@ from critiquebench.judges._registry import (
     judge_factory,
     judge_names,
 )
-from critiquebench.judges._sandbox import SandboxMode, detect_mode, is_full_sandbox
+from critiquebench.judges._sandbox import (
+    FALLBACK_AS_ROOT,
+    SANDBOX_VARIABLE,
+    SandboxMode,
+    detect_mode,
+    fallback_refusal,
+    is_full_sandbox,
+)
 from critiquebench.judges._static import (
     MYPY_FLAGS,
     RUFF_IGNORED,
@@ -50,11 +57,13 @@ __all__ = [
     "DEFECT_GROUPS",
     "ENTRY_POINT_GROUP",
     "FAILURE_KINDS",
+    "FALLBACK_AS_ROOT",
     "MAX_SAME_HASH",
     "MYPY_FLAGS",
     "PYTHON_FORMAT",
     "RUFF_IGNORED",
     "RUFF_RULES",
+    "SANDBOX_VARIABLE",
     "STATIC_KINDS",
     "TEST_KINDS",
     "ArtifactFormat",
@@ -77,6 +86,7 @@ __all__ = [
     "case_problems",
     "defect_group",
     "detect_mode",
+    "fallback_refusal",
     "inert_text",
     "is_full_sandbox",
     "judge_factory",

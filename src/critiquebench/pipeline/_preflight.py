@@ -1,10 +1,10 @@
-"""Checks made before any unit runs: a usable model spec, arms that load, same
-experiment on resume, replay covers the suite."""
+"""Checks made before any unit runs: a usable model spec, arms that load, a sandbox
+that will not run candidates as root, same experiment on resume, replay covers the
+suite."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.loop import BASELINE, ArmError
@@ -14,7 +14,13 @@ from critiquebench.models import (
     check_model_spec,
     load_replay_file,
 )
-from critiquebench.pipeline._config import EXECUTION_FIELDS, RunConfig
+from critiquebench.pipeline._config import (
+    ABSENT,
+    EXECUTION_FIELDS,
+    ContentFile,
+    RunConfig,
+    replay_file,
+)
 from critiquebench.suites import Case, load_suite
 
 if TYPE_CHECKING:  # the store needs pyarrow: imported when a check reads rows
@@ -95,31 +101,51 @@ def experiment_differences(old: dict[str, Any], new: dict[str, Any]) -> list[str
     ]
 
 
+def content_differences(row: dict[str, Any], files: tuple[ContentFile, ...]) -> list[str]:
+    """One line per suite, replay or price file whose content differs from what the
+    run's first start read (nothing for rows before v5, which recorded none)."""
+    if not row.get("content_json"):
+        return []
+    stored: dict[str, Any] = json.loads(row["content_json"])
+    lines = []
+    for now in files:
+        then = stored.get(now.role)
+        if not isinstance(then, dict) or then.get("sha256") == now.sha256:
+            continue
+        state = "is missing now" if now.sha256 == ABSENT else "holds other content now"
+        if then.get("sha256") == ABSENT:
+            state = "exists now but did not when the run started"
+        lines.append(
+            f"the {now.role} file {now.path} {state} (the run read {then.get('path')}, "
+            f"sha256 {str(then.get('sha256'))[:12]}; now {now.sha256[:12]})"
+        )
+    return lines
+
+
 def check_same_experiment(config: RunConfig, store: ResultStore) -> None:
-    """Refuse to resume ``config.run_id`` with experiment settings other than its own."""
+    """Refuse to resume ``config.run_id`` with experiment settings other than its own, or
+    with a suite, replay or price file whose content differs from what it read."""
     rows = store.run_rows(config.run_id)
     if not rows:
         return
     first = rows[0]
-    if first.get("experiment_hash") == config.experiment_hash():
+    files = config.content_files()
+    if first.get("experiment_hash") == config.experiment_hash(files):
         return
     differences = experiment_differences(stored_experiment(first), config.experiment_settings())
+    differences += content_differences(first, files)
     if differences:
         raise ConfigMismatchError(
-            f"run {config.run_id!r} was started with other experiment settings, so its "
-            f"units cannot be mixed with these: {'; '.join(differences)}. Pass the run's "
-            "settings to resume it, or start a new run id."
+            f"run {config.run_id!r} was started with another experiment, so its units "
+            f"cannot be mixed with these: {'; '.join(differences)}. Resume it with the "
+            "run's settings and files (from the folder it was started in), or start a "
+            "new run id."
         )
-
-
-def _replay_path(model: str) -> Path | None:
-    kind, _, argument = model.partition(":")
-    return Path(argument) if kind == "replay" and argument else None
 
 
 def check_replay_covers(config: RunConfig, cases: list[Case]) -> None:
     """A replay model must answer every (case, rep) of the run, or nothing starts."""
-    path = _replay_path(config.model)
+    path = replay_file(config.model)
     if path is None or not path.exists():
         return  # no replay, or a missing file the provider reports by name
     try:
@@ -169,11 +195,29 @@ def check_arms(config: RunConfig) -> None:
         raise ArmError(f"--arms {','.join(config.arms)}: {exc}") from None
 
 
+class SandboxRefusedError(ValueError):
+    """No safe sandbox here: without bubblewrap, candidates would run as root."""
+
+
+def check_sandbox() -> None:
+    """Refuse a run whose judges would run candidate code as root (no bubblewrap, and the
+    unprivileged user cannot run the interpreter); the message names the fix."""
+    from critiquebench.judges import fallback_refusal  # the judges load when a run starts
+
+    try:
+        refusal = fallback_refusal()
+    except ValueError as exc:  # an unknown CRITIQUEBENCH_SANDBOX value
+        raise SandboxRefusedError(str(exc)) from None
+    if refusal is not None:
+        raise SandboxRefusedError(refusal)
+
+
 def preflight(config: RunConfig) -> list[Case]:
     """Check the model spec, load the suite and run every check that must pass before
     any work; return the cases."""
     check_model(config)
     check_arms(config)
+    check_sandbox()
     cases = load_suite(config.suite, config.limit)
     check_replay_covers(config, cases)
     # A run without a folder (<output>/<run_id>, see ResultStore.run_dir) has no rows to

@@ -33,11 +33,17 @@ Version 4 added the judges of other artifacts (``sql``, ``json``, ``markdown``,
 report can group by judge and read a case's labels (a trigger case's expected
 decision) without the suite file. Their defects are ``failures`` like failed
 tests: ``defects``/``passed`` count them.
+
+Version 5 added to ``runs``: ``content_json`` (path and SHA-256 of the suite, replay
+and price files, which ``experiment_hash`` now covers) and ``prices_json`` (the
+price table's text as the run read it, so a report from any folder prices with
+it). Both are null in older rows: those runs are reported and resumed as before.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +54,7 @@ import pyarrow as pa
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,21 @@ def config_row(config: RunConfig) -> dict[str, Any]:
         if name not in _META_FIELDS
     }
     row["arms"] = ",".join(config.arm_names)
+    row.update(content_row(config))
     return row
+
+
+def content_row(config: RunConfig) -> dict[str, Any]:
+    """``content_json`` and ``prices_json`` of a ``runs`` row for ``config``, read now."""
+    files = config.content_files()
+    try:
+        prices: str | None = config.prices.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        prices = None  # no table: the run's costs are 0, wherever it is reported
+    return {
+        "content_json": json.dumps({f.role: f.as_json() for f in files}, sort_keys=True),
+        "prices_json": prices,
+    }
 
 
 def _unit_columns() -> list[Column]:
@@ -193,6 +213,21 @@ RUNS = [
         pa.string(),
         "SHA-256 prefix of the experiment settings (RunConfig minus EXECUTION_FIELDS); "
         "every start of a run has the same one (null in v1 rows).",
+        nullable=True,
+    ),
+    Column(
+        "content_json",
+        pa.string(),
+        "JSON: {role: {path, sha256}} of the suite, replay and price files this start "
+        "read (sha256 'absent' for a missing file); the experiment hash covers the digests "
+        "(null before v5).",
+        nullable=True,
+    ),
+    Column(
+        "prices_json",
+        pa.string(),
+        "The price table's text as this start read it (null: there was none, or a row "
+        "before v5); reports price the run with it unless given --prices.",
         nullable=True,
     ),
     Column("units_planned", pa.int32(), "Units in the full matrix."),

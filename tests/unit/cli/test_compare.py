@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from critiquebench.cli import app
@@ -46,3 +47,33 @@ def test_each_run_is_costed_with_its_own_price_table(tmp_path: Path) -> None:
     given = ["--prices", str(tmp_path / "free.json")]
     again = CliRunner().invoke(app, ["compare", "free", "dear", "--output", str(output), *given])
     assert _cost_row(again.output)[2:] == ["$0.0000", "$0.0000"]
+
+
+def _report_costs(output: Path, run_id: str) -> dict[str, object]:
+    report = json.loads((output / run_id / "report.json").read_text(encoding="utf-8"))
+    cost: dict[str, object] = report["cost"]
+    return cost
+
+
+def test_a_report_from_another_folder_prices_with_the_runs_stored_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started_in, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    started_in.mkdir()
+    elsewhere.mkdir()
+    output = tmp_path / "runs"
+    monkeypatch.chdir(started_in)
+    _sim_run(output, "dear", _prices(Path("prices.json"), 1_000_000.0))  # a relative path
+    here = CliRunner().invoke(app, ["report", "dear", "--output", str(output)])
+    assert here.exit_code == 0, here.output
+    paid_here = _report_costs(output, "dear")
+    assert paid_here["experiment"] != 0
+    # The same relative name in another folder holds another table, or none at all.
+    monkeypatch.chdir(elsewhere)
+    for table in (None, 0.0):
+        if table is not None:
+            _prices(Path("prices.json"), table)
+        there = CliRunner().invoke(app, ["report", "dear", "--output", str(output)])
+        assert there.exit_code == 0, there.output
+        assert "no price table" not in there.output
+        assert _report_costs(output, "dear") == paid_here

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from critiquebench.pipeline import (
     ReplayCoverageError,
     ResultStore,
     RunConfig,
+    check_same_experiment,
     start_run,
 )
 from critiquebench.pipeline._preflight import experiment_differences, stored_experiment
@@ -148,3 +150,98 @@ def test_cli_refuses_a_replay_file_that_lacks_cases(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert first[1].id in result.output and "no answers for 1 case" in result.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_experiment_hash_covers_the_content_of_suite_replay_and_prices(
+    tmp_path: Path,
+) -> None:
+    replay = hollow_then_fixed_replay(tmp_path, limit=2)
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {}}')
+    base = _config(tmp_path, replay, prices=prices)
+    before = base.experiment_hash()
+    copy = tmp_path / "copy.json"
+    copy.write_text(prices.read_text())
+    # Another path with the same content is the same experiment (the path is execution).
+    assert _config(tmp_path, replay, prices=copy).experiment_hash() == before
+    prices.write_text('{"models": {"x": {"input_per_million": 1, "output_per_million": 1}}}')
+    assert base.experiment_hash() != before
+    prices.write_text(copy.read_text())
+    replay.write_text(replay.read_text().replace("return None", "return 0"))
+    assert base.experiment_hash() != before
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("\n".join(json.dumps({"id": f"c{i}"}) for i in range(2)))
+    suited = _config(tmp_path, replay, prices=prices, suite=str(suite))
+    first = suited.experiment_hash()
+    suite.write_text(suite.read_text() + "\n")
+    assert suited.experiment_hash() != first
+    roles = {file.role: file for file in suited.content_files()}
+    assert set(roles) == {"suite", "replay", "prices"}
+    assert roles["suite"].path == str(suite)
+
+
+def _resume_from(folder: Path, monkeypatch: pytest.MonkeyPatch, output: Path) -> RunConfig:
+    """The run ``r1`` started from ``folder``, naming its replay and prices relatively."""
+    monkeypatch.chdir(folder)
+    return _config(output, Path("replay.jsonl"), prices=Path("prices.json"))
+
+
+def test_a_resume_whose_files_hold_other_content_is_refused_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    output = tmp_path / "runs"
+    for folder in (first, second):
+        folder.mkdir()
+        hollow_then_fixed_replay(folder, limit=2)
+        (folder / "prices.json").write_text('{"models": {}}')
+    # Same relative names, other answers: another system under test.
+    other = second / "replay.jsonl"
+    other.write_text(other.read_text().replace("return None", "return 0"))
+    start_run(_resume_from(first, monkeypatch, output))
+    with pytest.raises(ConfigMismatchError) as caught:
+        start_run(_resume_from(second, monkeypatch, output))
+    message = str(caught.value)
+    assert "the replay file replay.jsonl holds other content now" in message
+    assert "prices" not in message  # that table is the same
+    assert len(ResultStore(output).run_rows("r1")) == 1  # nothing was started
+    # The price table counts too; a missing one is named as missing.
+    other.write_text((first / "replay.jsonl").read_text())
+    (second / "prices.json").unlink()
+    with pytest.raises(ConfigMismatchError, match=r"the prices file prices.json is missing now"):
+        start_run(_resume_from(second, monkeypatch, output))
+    # From the first folder, with its files as they were, the run resumes.
+    start_run(_resume_from(first, monkeypatch, output))
+    assert len(ResultStore(output).run_rows("r1")) == 2
+
+
+def test_a_run_row_stores_its_files_digests_and_price_table(tmp_path: Path) -> None:
+    replay = hollow_then_fixed_replay(tmp_path, limit=1)
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"models": {"replay": {"input_per_million": 2, "output_per_million": 3}}}')
+    config = _config(tmp_path / "runs", replay, prices=prices, limit=1)
+    start_run(config)
+    (row,) = ResultStore(config.output).run_rows("r1")
+    content = json.loads(row["content_json"])
+    assert content["replay"]["path"] == str(replay)
+    assert content["prices"]["sha256"] == hashlib.sha256(prices.read_bytes()).hexdigest()
+    assert row["prices_json"] == prices.read_text()
+    assert row["experiment_hash"] == config.experiment_hash()
+
+
+def test_an_older_run_without_recorded_content_still_resumes(tmp_path: Path) -> None:
+    # Rows before schema version 5 have no content_json: their hash (settings only)
+    # differs from today's, and only the settings are compared.
+    replay = hollow_then_fixed_replay(tmp_path, limit=2)
+    config = _config(tmp_path / "runs", replay)
+    old = {
+        "config_json": config.model_dump_json(),
+        "experiment_hash": "0123456789abcdef",
+        "content_json": None,
+    }
+
+    class _Store:
+        def run_rows(self, run_id: str) -> list[dict[str, Any]]:
+            return [old]
+
+    check_same_experiment(config, _Store())  # type: ignore[arg-type]
