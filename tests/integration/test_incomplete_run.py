@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,8 +63,22 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
     finally:
         dependencies_for.cache_clear()
     assert first.exit_code == 3, first.output
-    assert "2 of 4 units did not finish" in first.output.replace("\n", " ")
-    assert "--run-id inc-1" in first.output.replace("\n", " ")
+    printed = " ".join(first.output.split())
+    assert "2 of 4 units did not finish" in printed
+    assert "--run-id inc-1" in printed
+    # No verdict while units are not measured, in the terminal and in report.json.
+    assert "is INCONCLUSIVE: 2 units not measured" in printed
+    assert "sensitivity, counting every unit not measured as a failure of its arm (A 1, B 1)" in (
+        printed
+    )
+    assert f"{broken} rep 0: infrastructure: judge: sandbox did not start" in printed
+    written = json.loads((output / "inc-1" / "report.json").read_text(encoding="utf-8"))
+    b = next(arm for arm in written["arms"] if arm["arm"] == "B")
+    assert (b["verdict"], b["verdict_reason"]) == ("inconclusive", "2 units not measured")
+    assert {s["arm"]: (s["errors"], s["missing"], s["n"]) for s in written["sensitivity"]} == {
+        "A": (1, 0, 2),
+        "B": (1, 0, 2),
+    }
 
     db = connect(output)
     assert db.execute("SELECT status, units_errored FROM runs").fetchall() == [("incomplete", 2)]
@@ -74,6 +89,9 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
     ]
     check = runner.invoke(app, ["check", "inc-1", "--output", str(output)])
     assert check.exit_code == 1 and "sandbox did not start" in check.output
+    checked = " ".join(check.output.split())
+    assert "Verdict: inconclusive: 2 units not measured" in checked
+    assert "arm B: sensitivity, counting every unit not measured" in checked
 
     judged.clear()
     _use_judge(monkeypatch, _judge_factory(None, judged))
@@ -83,6 +101,9 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
         dependencies_for.cache_clear()
     assert second.exit_code == 0, second.output
     assert set(judged) == {broken}  # only the two failed units ran again
+    assert "not measured" not in second.output and "sensitivity" not in second.output
+    rerun = json.loads((output / "inc-1" / "report.json").read_text(encoding="utf-8"))
+    assert rerun["sensitivity"] == [] and rerun["missing_units"] == []
 
     db = connect(output)
     runs = db.execute(

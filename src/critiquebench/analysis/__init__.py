@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         pass_rate_vs_tokens,
     )
     from critiquebench.analysis._figures import report_figures
+    from critiquebench.analysis._format import inert, markdown_code
     from critiquebench.analysis._html import html_report
     from critiquebench.analysis._lessons import lessons_markdown
     from critiquebench.analysis._outputs import (
@@ -44,11 +45,14 @@ if TYPE_CHECKING:
     )
     from critiquebench.analysis._report import arm_summaries, build_report, with_run_state
     from critiquebench.analysis._report_types import (
+        FAILURE_RULE,
         REPORT_VERSION,
         ArmCurves,
+        ArmSensitivity,
         ArmSummary,
         EscalatedUnit,
         FailedUnit,
+        MissingUnit,
         ReportFormatError,
         RunCost,
         RunMeta,
@@ -85,6 +89,7 @@ if TYPE_CHECKING:
         table_files,
         views_sql,
     )
+    from critiquebench.analysis._withheld import not_measured_lines, sensitivity_lines
 
 _LAZY = {
     **dict.fromkeys(("Figure", "figure_svg"), "_charts"),
@@ -112,6 +117,7 @@ _LAZY = {
         "_curve",
     ),
     "report_figures": "_figures",
+    **dict.fromkeys(("inert", "markdown_code"), "_format"),
     "html_report": "_html",
     "lessons_markdown": "_lessons",
     **dict.fromkeys(
@@ -128,11 +134,14 @@ _LAZY = {
     **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "_report"),
     **dict.fromkeys(
         (
+            "FAILURE_RULE",
             "REPORT_VERSION",
             "ArmCurves",
+            "ArmSensitivity",
             "ArmSummary",
             "EscalatedUnit",
             "FailedUnit",
+            "MissingUnit",
             "ReportFormatError",
             "RunCost",
             "RunMeta",
@@ -180,15 +189,18 @@ _LAZY = {
         ),
         "_views",
     ),
+    **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "FAILURE_RULE",
     "LESSONS_FILE",
     "MIN_CASES",
     "REPORT_VERSION",
     "Acceptance",
     "ArmCurves",
+    "ArmSensitivity",
     "ArmSummary",
     "CallCost",
     "CostSummary",
@@ -198,6 +210,7 @@ __all__ = [
     "IterationCurve",
     "McNemarResult",
     "MeanEstimate",
+    "MissingUnit",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -223,12 +236,15 @@ __all__ = [
     "decide_acceptance",
     "figure_svg",
     "html_report",
+    "inert",
     "interactive_help",
     "iteration_curve",
     "latest_run",
     "lessons_markdown",
     "load_prices",
+    "markdown_code",
     "mcnemar_exact",
+    "not_measured_lines",
     "paired_bootstrap_reduction",
     "pass_rate_vs_tokens",
     "project_lessons_markdown",
@@ -239,6 +255,7 @@ __all__ = [
     "render_html_report",
     "report_figures",
     "report_markdown",
+    "sensitivity_lines",
     "summary_table",
     "table_files",
     "update_project_lessons",
