@@ -39,6 +39,22 @@ def _judge_factory(broken_case: str | None, judged: list[str]) -> Callable[[], o
     return make
 
 
+def _latest_artifact(key: str) -> tuple[str, str]:
+    """The description and data of the newest Prefect artifact with ``key``."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactCollectionFilter,
+        ArtifactCollectionFilterKey,
+    )
+
+    with get_client(sync_client=True) as client:
+        found = client.read_latest_artifacts(
+            artifact_filter=ArtifactCollectionFilter(key=ArtifactCollectionFilterKey(any_=[key]))
+        )
+    assert len(found) == 1, found
+    return found[0].description or "", str(found[0].data)
+
+
 def _use_judge(monkeypatch: pytest.MonkeyPatch, factory: Callable[[], object]) -> None:
     # The judge is built once per process with the provider: rebuild it with ours.
     dependencies_for.cache_clear()
@@ -79,6 +95,10 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
         "A": (1, 0, 2),
         "B": (1, 0, 2),
     }
+    description, markdown = _latest_artifact("report-inc-1")  # what the Prefect UI shows
+    assert description == "critiquebench report (inconclusive: 2 units not measured)"
+    assert "is INCONCLUSIVE: 2 units not measured" in markdown
+    assert "sensitivity, counting every unit not measured" in markdown
 
     db = connect(output)
     assert db.execute("SELECT status, units_errored FROM runs").fetchall() == [("incomplete", 2)]
@@ -104,6 +124,7 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
     assert "not measured" not in second.output and "sensitivity" not in second.output
     rerun = json.loads((output / "inc-1" / "report.json").read_text(encoding="utf-8"))
     assert rerun["sensitivity"] == [] and rerun["missing_units"] == []
+    assert _latest_artifact("report-inc-1")[0] == "critiquebench report"
 
     db = connect(output)
     runs = db.execute(
