@@ -227,6 +227,11 @@ def test_planned_units_without_rows_are_not_measured(tmp_path: Path) -> None:
     lines = "\n".join(verdict_lines(report))
     assert "c13 rep 0: no rows: the unit never finished" in lines
     assert "and 4 planned unit(s) of cases with no row at all" in lines
+    page = html_report(report)
+    assert "Units excluded: infrastructure failures and units without rows" in page
+    assert "c13 (arm B, rep 0): no rows: the unit never finished" in page
+    assert "And 4 planned unit(s) of cases with no row at all" in page
+    assert "arm B: 3 units not measured (3 without rows)" in page
 
 
 def test_a_version_3_report_reads_with_its_verdict_withheld(incomplete: RunReport) -> None:
