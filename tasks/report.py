@@ -31,7 +31,9 @@ def write_reports_task(
 ) -> RunReport:
     """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
 
-    The report is computed once; every output here renders that one report.
+    The report is computed once; every output here renders that one report. While
+    units are not measured its verdict is "inconclusive: N units not measured": the
+    artifacts' descriptions say so and the flow's log warns.
     ``tables``: the run's tables already read (shared with the quality check).
     ``pending``: a child process that imported the analysis ahead of time and has read
     the run's files (``PendingReport.prepare``, with these settings); the report is
@@ -50,10 +52,16 @@ def write_reports_task(
             done.peak_rss_mib, done.seconds,
         )  # fmt: skip
         built = done.value
+    # The verdict withheld is said where the UI lists artifacts, not only inside them.
+    withheld = f" ({built.verdict_text})" if built.verdict_text else ""
+    if built.headline:
+        get_run_logger().warning("%s", built.headline)
     create_markdown_artifact(
-        report_markdown(built), key=f"report-{artifact_key}", description="critiquebench report"
+        report_markdown(built),
+        key=f"report-{artifact_key}",
+        description=f"critiquebench report{withheld}",
     )
     create_table_artifact(
-        artifact_rows(built), key=f"arms-{artifact_key}", description="per-arm numbers"
+        artifact_rows(built), key=f"arms-{artifact_key}", description=f"per-arm numbers{withheld}"
     )
     return built

@@ -156,8 +156,8 @@ def _print_report(report: RunReport) -> None:
     from critiquebench.analysis import summary_table, verdict_lines
 
     console.print(summary_table(report))
-    for line in verdict_lines(report):
-        console.print(line, highlight=False)
+    for line in verdict_lines(report):  # markup off: a line may quote a candidate's error
+        console.print(line, highlight=False, markup=False)
 
 
 def run_config(
@@ -473,7 +473,23 @@ def check(
     # Imported here: Great Expectations takes seconds to import; only this command needs it.
     from critiquebench.quality import check_command
 
-    raise typer.Exit(code=check_command(run_id, _setting("output", output)))
+    folder: Path = _setting("output", output)
+    code = check_command(run_id, folder)
+    _print_sensitivity(folder, run_id)
+    raise typer.Exit(code=code)
+
+
+def _print_sensitivity(folder: Path, run_id: str) -> None:
+    """The run's report.json, while it has units not measured: each arm's reduction
+    with them counted as failures (the check's verdict is inconclusive already)."""
+    from critiquebench.analysis import sensitivity_lines
+
+    report = _flow_report(folder, run_id)
+    lines = sensitivity_lines(report) if report is not None else []
+    if lines:
+        console.print(f"From {folder / run_id / 'report.json'}:", highlight=False, markup=False)
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
 
 
 @app.command()

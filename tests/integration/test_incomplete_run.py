@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +39,22 @@ def _judge_factory(broken_case: str | None, judged: list[str]) -> Callable[[], o
     return make
 
 
+def _latest_artifact(key: str) -> tuple[str, str]:
+    """The description and data of the newest Prefect artifact with ``key``."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactCollectionFilter,
+        ArtifactCollectionFilterKey,
+    )
+
+    with get_client(sync_client=True) as client:
+        found = client.read_latest_artifacts(
+            artifact_filter=ArtifactCollectionFilter(key=ArtifactCollectionFilterKey(any_=[key]))
+        )
+    assert len(found) == 1, found
+    return found[0].description or "", str(found[0].data)
+
+
 def _use_judge(monkeypatch: pytest.MonkeyPatch, factory: Callable[[], object]) -> None:
     # The judge is built once per process with the provider: rebuild it with ours.
     dependencies_for.cache_clear()
@@ -62,8 +79,26 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
     finally:
         dependencies_for.cache_clear()
     assert first.exit_code == 3, first.output
-    assert "2 of 4 units did not finish" in first.output.replace("\n", " ")
-    assert "--run-id inc-1" in first.output.replace("\n", " ")
+    printed = " ".join(first.output.split())
+    assert "2 of 4 units did not finish" in printed
+    assert "--run-id inc-1" in printed
+    # No verdict while units are not measured, in the terminal and in report.json.
+    assert "is INCONCLUSIVE: 2 units not measured" in printed
+    assert "sensitivity, counting every unit not measured as a failure of its arm (A 1, B 1)" in (
+        printed
+    )
+    assert f"{broken} rep 0: infrastructure: judge: sandbox did not start" in printed
+    written = json.loads((output / "inc-1" / "report.json").read_text(encoding="utf-8"))
+    b = next(arm for arm in written["arms"] if arm["arm"] == "B")
+    assert (b["verdict"], b["verdict_reason"]) == ("inconclusive", "2 units not measured")
+    assert {s["arm"]: (s["errors"], s["missing"], s["n"]) for s in written["sensitivity"]} == {
+        "A": (1, 0, 2),
+        "B": (1, 0, 2),
+    }
+    description, markdown = _latest_artifact("report-inc-1")  # what the Prefect UI shows
+    assert description == "critiquebench report (inconclusive: 2 units not measured)"
+    assert "is INCONCLUSIVE: 2 units not measured" in markdown
+    assert "sensitivity, counting every unit not measured" in markdown
 
     db = connect(output)
     assert db.execute("SELECT status, units_errored FROM runs").fetchall() == [("incomplete", 2)]
@@ -76,6 +111,9 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
     assert errors.fetchall() == [("A", error, False), ("B", error, False)]
     check = runner.invoke(app, ["check", "inc-1", "--output", str(output)])
     assert check.exit_code == 1 and "sandbox did not start" in check.output
+    checked = " ".join(check.output.split())
+    assert "Verdict: inconclusive: 2 units not measured" in checked
+    assert "arm B: sensitivity, counting every unit not measured" in checked
 
     judged.clear()
     _use_judge(monkeypatch, _judge_factory(None, judged))
@@ -85,6 +123,10 @@ def test_infrastructure_errors_leave_the_run_incomplete_until_a_rerun_retries_th
         dependencies_for.cache_clear()
     assert second.exit_code == 0, second.output
     assert set(judged) == {broken}  # only the two failed units ran again
+    assert "not measured" not in second.output and "sensitivity" not in second.output
+    rerun = json.loads((output / "inc-1" / "report.json").read_text(encoding="utf-8"))
+    assert rerun["sensitivity"] == [] and rerun["missing_units"] == []
+    assert _latest_artifact("report-inc-1")[0] == "critiquebench report"
 
     db = connect(output)
     runs = db.execute(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         pass_rate_vs_tokens,
     )
     from critiquebench.analysis._figures import report_figures
+    from critiquebench.analysis._format import inert, markdown_code
     from critiquebench.analysis._html import html_report
     from critiquebench.analysis._lessons import lessons_markdown
     from critiquebench.analysis._outputs import (
@@ -46,11 +47,14 @@ if TYPE_CHECKING:
     )
     from critiquebench.analysis._report import arm_summaries, build_report, with_run_state
     from critiquebench.analysis._report_types import (
+        FAILURE_RULE,
         REPORT_VERSION,
         ArmCurves,
+        ArmSensitivity,
         ArmSummary,
         EscalatedUnit,
         FailedUnit,
+        MissingUnit,
         ReportFormatError,
         RunCost,
         RunMeta,
@@ -87,6 +91,7 @@ if TYPE_CHECKING:
         table_files,
         views_sql,
     )
+    from critiquebench.analysis._withheld import not_measured_lines, sensitivity_lines
 
 _LAZY = {
     **dict.fromkeys(("Figure", "figure_svg"), "_charts"),
@@ -116,6 +121,7 @@ _LAZY = {
         "_curve",
     ),
     "report_figures": "_figures",
+    **dict.fromkeys(("inert", "markdown_code"), "_format"),
     "html_report": "_html",
     "lessons_markdown": "_lessons",
     **dict.fromkeys(
@@ -132,11 +138,14 @@ _LAZY = {
     **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "_report"),
     **dict.fromkeys(
         (
+            "FAILURE_RULE",
             "REPORT_VERSION",
             "ArmCurves",
+            "ArmSensitivity",
             "ArmSummary",
             "EscalatedUnit",
             "FailedUnit",
+            "MissingUnit",
             "ReportFormatError",
             "RunCost",
             "RunMeta",
@@ -184,15 +193,18 @@ _LAZY = {
         ),
         "_views",
     ),
+    **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "FAILURE_RULE",
     "LESSONS_FILE",
     "MIN_CASES",
     "REPORT_VERSION",
     "Acceptance",
     "ArmCurves",
+    "ArmSensitivity",
     "ArmSummary",
     "CallCost",
     "CostSummary",
@@ -202,6 +214,7 @@ __all__ = [
     "IterationCurve",
     "McNemarResult",
     "MeanEstimate",
+    "MissingUnit",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -228,12 +241,15 @@ __all__ = [
     "decide_acceptance",
     "figure_svg",
     "html_report",
+    "inert",
     "interactive_help",
     "iteration_curve",
     "latest_run",
     "lessons_markdown",
     "load_prices",
+    "markdown_code",
     "mcnemar_exact",
+    "not_measured_lines",
     "paired_bootstrap_reduction",
     "pass_rate_vs_tokens",
     "project_lessons_markdown",
@@ -244,6 +260,7 @@ __all__ = [
     "render_html_report",
     "report_figures",
     "report_markdown",
+    "sensitivity_lines",
     "stored_prices",
     "summary_table",
     "table_files",

@@ -2,8 +2,41 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.judges import is_full_sandbox
+
+# Escape sequences a terminal acts on: CSI (colours, cursor moves), OSC (titles,
+# hyperlinks; ended by BEL or ST, or by the end of the text), and two-character ones.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_INERT_LIMIT = 500
+
+
+def inert(text: str, limit: int = _INERT_LIMIT) -> str:
+    """``text`` (e.g. an error message quoting a candidate) safe to print on one line:
+    escape sequences removed, other control and format characters (newlines, bidi
+    overrides) turned into spaces, runs of spaces squeezed, cut to ``limit`` characters.
+
+    Linear in the text's length, which is cut before any work. Stands in for the
+    judges' shared inert-text helper until it is public.
+    """
+    text = _ESCAPES.sub("", text[: limit * 4])
+    kept = "".join(
+        " " if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") else char for char in text
+    )
+    squeezed = " ".join(kept.split())
+    return squeezed if len(squeezed) <= limit else squeezed[: limit - 1] + "…"
+
+
+def markdown_code(text: str) -> str:
+    """``text`` made inert (:func:`inert`) as a Markdown code span whose fence is longer
+    than any run of backticks inside it, so the text cannot close it."""
+    plain = inert(text)
+    longest = max((len(run) for run in re.findall(r"`+", plain)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {plain} {fence}"
 
 
 def pct(value: float | None) -> str:
@@ -47,14 +80,21 @@ def kinds_text(summary: ArmSummary, groups: tuple[str, ...]) -> str:
     return "/".join(f"{means.get(group, 0.0):.2f}" for group in groups) or "-"
 
 
-def verdict_sentence(summary: ArmSummary, target: float) -> str:
-    """The acceptance verdict of one arm in plain words; empty for an arm without one."""
+def verdict_sentence(summary: ArmSummary, target: float, *, measured_only: bool = False) -> str:
+    """The acceptance verdict of one arm in plain words; empty for an arm without one.
+
+    ``measured_only``: the reduction alone, said to be of the measured units, without a
+    verdict (the run has units not measured, so its verdict is inconclusive anyway).
+    """
     estimate = summary.reduction
     if estimate is None:
         return ""
     said = f"arm {summary.arm} reduces defects by {pct(estimate.estimate)} "
     said += f"({estimate.confidence:.0%} CI {pct(estimate.low)} to {pct(estimate.high)}, "
     said += f"{estimate.n_cases} cases, {estimate.n_pairs} pairs)"
+    if measured_only:
+        note = f" Note: {estimate.note}." if estimate.note else ""
+        return f"On the measured units alone, {said}.{note}"
     verdict = summary.verdict or "inconclusive"
     if summary.verdict_reason:
         return f"{verdict.capitalize()}: {said}; {summary.verdict_reason}." + (

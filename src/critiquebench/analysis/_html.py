@@ -14,6 +14,7 @@ from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._format import (
     cost_note,
     halt_explanation,
+    inert,
     kinds_label,
     kinds_text,
     meta_line,
@@ -25,6 +26,12 @@ from critiquebench.analysis._format import (
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
+from critiquebench.analysis._withheld import (
+    excluded_by_arm,
+    excluded_summary,
+    sensitivity_text,
+    withheld_arms,
+)
 
 _KINDS = "<kinds>"  # the run's defect groups, e.g. "tests/lint/types kept"
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",
@@ -130,15 +137,48 @@ def _details(report: RunReport) -> list[str]:
     return [line for line in lines if line]
 
 
+def _verdicts(report: RunReport) -> list[dict[str, str]]:
+    """Each arm's verdict sentence; while units are not measured, every arm other than
+    A says inconclusive and why, with its sensitivity line."""
+    withheld = report.not_measured_text
+    if withheld is None:
+        return [
+            {"css": (a.verdict or "inconclusive").replace(" ", "-"),
+             "text": verdict_sentence(a, report.target), "sensitivity": ""}
+            for a in report.arms
+            if a.reduction is not None
+        ]  # fmt: skip
+    summaries = {a.arm: a for a in report.arms}
+    verdicts = []
+    for arm in withheld_arms(report):
+        summary = summaries.get(arm)
+        measured = (
+            verdict_sentence(summary, report.target, measured_only=True)
+            if summary is not None and summary.reduction is not None
+            else f"No unit of arm {arm} was measured beside its arm A pair."
+        )
+        verdicts.append(
+            {"css": "inconclusive", "text": f"Inconclusive: {withheld}. {measured}",
+             "sensitivity": sensitivity_text(report, arm) or ""}
+        )  # fmt: skip
+    return verdicts
+
+
+def _excluded(report: RunReport) -> list[dict[str, object]]:
+    """The units not measured per arm, each with its reason made inert (and escaped by
+    the template): every one, where the terminal shows the first few."""
+    return [
+        {"summary": excluded_summary(group),
+         "units": [f"{inert(case)} (arm {group.arm}, rep {rep}): {inert(reason)}"
+                   for case, rep, reason in group.units]}
+        for group in excluded_by_arm(report)
+    ]  # fmt: skip
+
+
 def html_report(report: RunReport) -> str:
     """The page of ``report``; the same report gives the same bytes."""
     figures = report_figures(report)
-    verdicts = [
-        {"css": (a.verdict or "inconclusive").replace(" ", "-"),
-         "text": verdict_sentence(a, report.target)}
-        for a in report.arms
-        if a.reduction is not None
-    ]  # fmt: skip
+    verdicts = _verdicts(report)
     notes = [
         "n = units counted, cases = distinct cases; defects kept = mean defects of the answer "
         "the loop returned, with a 95% CI from a bootstrap over cases. Reduction = "
@@ -166,7 +206,9 @@ def html_report(report: RunReport) -> str:
         halts=_halts(report),
         figures=figures,
         escalations=report.escalations,
-        failed=report.failed_units,
+        excluded=_excluded(report),
+        missing_unnamed=report.missing_unnamed,
+        rows_missing=bool(report.missing_units or report.missing_unnamed),
         style=Markup(_charts.PAGE_STYLE),
         bundle=Markup(_charts.vega_bundle()),
         # embed_script escapes "<" in the data, so no value can close the script tag.

@@ -7,8 +7,9 @@ look worse for it.
 
 from __future__ import annotations
 
-from critiquebench.analysis._format import halt_explanation
+from critiquebench.analysis._format import halt_explanation, markdown_code
 from critiquebench.analysis._report_types import RunReport
+from critiquebench.analysis._withheld import not_measured_lines
 
 BASELINE = "A"  # the arm with no fix edge: its first draft is its answer
 
@@ -43,11 +44,14 @@ def _fixed_lines(report: RunReport) -> list[str]:
 def lessons_markdown(report: RunReport, top: int = 5) -> str:
     """The lessons of one run, as Markdown. No model writes any of it.
 
-    Units that failed for infrastructure reasons are left out, as everywhere in the report.
+    Units not measured (infrastructure errors, planned units without rows) are left out,
+    as everywhere in the report; the lessons then open with the verdict withheld, those
+    units per arm and the sensitivity lines.
     """
     lines = [f"# Lessons of run {report.run_id}", ""]
-    if report.headline:
-        lines += [report.headline, ""]
+    withheld = not_measured_lines(report, markdown_code)
+    if withheld:
+        lines += [withheld[0], "", *(f"- {line.strip()}" for line in withheld[1:]), ""]
     lines += [
         "## Most frequent failure kinds in the answers kept",
         "",

@@ -26,11 +26,14 @@ from critiquebench.analysis._cost import (
 )
 from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
 from critiquebench.analysis._report_types import (
+    FAILURE_RULE,
+    ArmSensitivity,
     ArmSummary,
     FailedUnit,
     RunCost,
     RunReport,
     Statistics,
+    withhold_verdicts,
 )
 from critiquebench.analysis._stats import (
     MIN_CASES,
@@ -43,6 +46,7 @@ from critiquebench.analysis._stats import (
     decide_acceptance,
 )
 from critiquebench.analysis._trigger_metrics import trigger_metrics
+from critiquebench.analysis._unmeasured import Unmeasured, fill_matrix
 from critiquebench.loop import describe_arms
 from critiquebench.project import DEFAULT_TARGET
 
@@ -76,8 +80,11 @@ def build_report(
     """Compute the whole report of one run from the DuckDB views.
 
     Units that failed for infrastructure reasons (``cases.error`` set) are left out
-    of every number and listed in ``failed_units``. A run with no rows gives a
-    report with no arms.
+    of every number and listed in ``failed_units``; planned units without rows are
+    listed in ``missing_units`` (or counted in ``missing_unnamed``). While any unit is
+    not measured, every verdict is "inconclusive" (``N units not measured``) and
+    ``sensitivity`` holds each arm with those units counted as failures of their arm.
+    A run with no rows gives a report with no arms.
     """
     prices = prices or PriceTable({}, source="none given")
     params = {"run_id": run_id}
@@ -100,12 +107,14 @@ def build_report(
     total = cost_summary([call for arm_calls in costs.values() for call in arm_calls])
     groups = parts.group_means(rows(sql.DEFECT_GROUPS))
     arms = _arms(connection, params, costs, statistics, halts, failed, _descriptions(rows))
-    return RunReport(
+    meta = parts.meta(rows(sql.META))
+    unmeasured = fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
+    report = RunReport(
         run_id=run_id,
         target=target,
         arms=tuple(_with_groups(arm, groups) for arm in arms),
         curves=parts.curves(rows(sql.ROUNDS)),
-        meta=parts.meta(rows(sql.META)),
+        meta=meta,
         cost=RunCost(
             experiment=total.experiment_cost,
             paid=total.run_cost,
@@ -119,10 +128,23 @@ def build_report(
         ),
         escalations=parts.escalations(rows(sql.ESCALATED)),
         failed_units=failed,
+        missing_units=unmeasured.missing,
+        missing_unnamed=unmeasured.unnamed,
         failure_kinds=parts.failure_kinds(rows(sql.FAILURE_KINDS)),
         regressions=parts.regressions(rows(sql.REGRESSIONS)),
         defect_groups=groups.groups,
         triggers=trigger_metrics(rows(sql.TRIGGERS)),
+    )
+    if not report.unmeasured:
+        return report
+    return withhold_verdicts(
+        dataclasses.replace(
+            report,
+            sensitivity=_sensitivity(unmeasured, resamples=resamples),
+            statistics=dataclasses.replace(report.statistics, failure_rule=FAILURE_RULE)
+            if report.statistics
+            else None,
+        )
     )
 
 
@@ -149,10 +171,12 @@ def _statistics(
     target: float,
     resamples: int,
 ) -> dict[str, _ArmStatistics]:
-    """Every statistic of the report, from per-case lists; the only caller of ``_stats``.
+    """Every statistic of the report, from per-case lists; with ``_sensitivity``, the
+    only caller of ``_stats``.
 
     Inner lists are one case's reps in rep order, cases in case order, so a bootstrap
-    that resamples cases (the unit of sampling) can be pointed here in one place.
+    that resamples cases (the unit of sampling) can be pointed here in one place
+    (and in ``_sensitivity``, which runs the same bootstrap on the filled matrix).
     """
 
     def mean_ci(by_case: ByCase) -> MeanEstimate:
@@ -182,6 +206,36 @@ def _statistics(
             clustered_mcnemar(paired.baseline_passed, paired.treatment_passed),
         )
     return result
+
+
+def _sensitivity(unmeasured: Unmeasured, *, resamples: int) -> tuple[ArmSensitivity, ...]:
+    """Each planned arm with its units not measured counted as failures; the reduction
+    from the same case bootstrap as the measured one, over every planned pair."""
+    baseline = unmeasured.arms.get("A")
+    result = []
+    for arm, matrix in unmeasured.arms.items():
+        units = sum(len(reps) for reps in matrix.defects)
+        reduction = None
+        if baseline is not None and arm != "A":
+            reduction = cluster_bootstrap_reduction(
+                baseline.defects,
+                matrix.defects,
+                resamples=resamples,
+                seed=SEED,
+                confidence=CONFIDENCE,
+            )
+        result.append(
+            ArmSensitivity(
+                arm=arm,
+                errors=matrix.errors,
+                missing=matrix.missing,
+                n=units,
+                mean_defects=sum(map(sum, matrix.defects)) / units if units else 0.0,
+                pass_rate=sum(map(sum, matrix.passed)) / units if units else 0.0,
+                reduction=reduction,
+            )
+        )
+    return tuple(result)
 
 
 def _costs(rows: list[tuple[Any, ...]], prices: PriceTable) -> dict[str, list[CallCost]]:

@@ -221,3 +221,36 @@ SELECT case_id, arm, rep, iteration, previous, defects FROM (
 ) WHERE defects > previous ORDER BY case_id, arm, rep, iteration
 """
 )
+
+# Every unit with rows, measured or not: the sensitivity analysis fills in the units
+# not measured (``_unmeasured.py``) and needs each landed unit's place in the matrix.
+UNITS = """
+SELECT arm, case_id, rep, error IS NOT NULL AS excluded,
+       coalesce(defects_total_final, defects_final, 0), coalesce(passed, false)
+FROM cases WHERE run_id = $run_id ORDER BY arm, case_id, rep
+"""
+
+# Per case, what a unit not measured scores as a failure (analysis/_report_types.py
+# FAILURE_RULE): the most defects of any attempt of the case's measured units (first
+# drafts and answers kept included), at least its number of checks, at least 1. Only
+# measured units count: an excluded unit's attempts were judged by a failing judge.
+FAILURE_DEFECTS = (
+    _VALID
+    + """
+, tried AS (
+    SELECT a.case_id, max(coalesce(a.defects_total, a.defects)) AS worst
+    FROM attempts a JOIN valid v USING (arm, case_id, rep)
+    WHERE a.run_id = $run_id GROUP BY a.case_id
+), kept AS (
+    SELECT case_id, max(greatest(measured_initial, measured_final)) AS worst
+    FROM valid GROUP BY case_id
+), checks AS (
+    SELECT case_id, max(checks_total) AS checks FROM cases
+    WHERE run_id = $run_id GROUP BY case_id
+)
+SELECT c.case_id,
+       greatest(1, coalesce(c.checks, 0), coalesce(k.worst, 0), coalesce(t.worst, 0))
+FROM checks c LEFT JOIN kept k USING (case_id) LEFT JOIN tried t USING (case_id)
+ORDER BY c.case_id
+"""
+)

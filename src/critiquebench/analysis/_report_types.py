@@ -3,10 +3,17 @@
 A :class:`RunReport` is computed once (``analysis/_report.py``), written as
 ``<run>/report.json`` and rendered by every output; no renderer computes a number
 of its own. The JSON is versioned: a reader refuses a version it does not know.
+
+A run with units not measured (an infrastructure error, ``cases.error`` set, or a
+planned unit without rows) has no met or not met: every verdict is "inconclusive:
+N units not measured", the units are named per arm, and ``sensitivity`` gives each
+arm's numbers with those units counted as failures of their arm (see
+:data:`FAILURE_RULE`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +30,21 @@ from critiquebench.pipeline import ResultStore
 # 2: failure kinds count the answers kept; mean defects count lint and types.
 # 3: per-group means (defects_by_group, defect_groups: tests, lint, types, sql, json,
 #    markdown, trigger) replace mean_test_defects/mean_lint/mean_types; trigger metrics.
-REPORT_VERSION = 3
+# 4: units not measured make every verdict "inconclusive: N units not measured";
+#    missing_units, missing_unnamed and sensitivity (each arm with them counted as
+#    failures). A version-3 report still reads, its verdicts withheld the same way.
+REPORT_VERSION = 4
+_OLDER_READABLE = (3,)
+
+FAILURE_RULE = (
+    "a unit not measured counts as a failure of its arm: not passed, with the most "
+    "defects of (a) any attempt of its case measured in the run (any arm, any rep, first "
+    "drafts included), (b) its case's number of checks, (c) 1; a planned unit of a case "
+    "without any row in the run scores the highest such count of any case"
+)
+"""How the sensitivity analysis scores a unit that was not measured. Conservative: a
+unit an answer got excluded cannot score better than the worst answer the run
+measured for its case, nor better than failing every check of the case."""
 
 
 class ReportFormatError(ValueError):
@@ -81,6 +102,8 @@ class ArmSummary:
     halts: dict[str, int] = field(default_factory=dict)
     reduction: ReductionEstimate | None = None
     verdict: str | None = None
+    """met, not met or inconclusive; always inconclusive while units of the run are
+    not measured (``RunReport.unmeasured``), the reason then ``N units not measured``."""
     verdict_reason: str | None = None
     mcnemar: McNemarResult | None = None
     calls: int = 0
@@ -141,12 +164,55 @@ class EscalatedUnit:
 
 @dataclass(frozen=True, kw_only=True)
 class FailedUnit:
-    """A unit that failed for a reason outside the model; excluded from every number."""
+    """A unit that failed for a reason outside the model; excluded from every number.
+
+    ``error`` is ``cases.error`` as recorded: it may quote the candidate (an exception
+    message), so renderers show it through ``_format.inert``.
+    """
 
     case_id: str
     arm: str
     rep: int
     error: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MissingUnit:
+    """A planned unit of a case the run knows, without any row: it never finished (the
+    run was stopped, killed or raised), so it is not measured."""
+
+    case_id: str
+    arm: str
+    rep: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArmSensitivity:
+    """One arm with every unit not measured counted as a failure of its arm.
+
+    A failure is not passed and scores the defects :data:`FAILURE_RULE` gives. The
+    numbers say how far the units not measured could move the result; they are not
+    an estimate and never make a verdict. ``reduction`` is vs arm A, from the same
+    case bootstrap (resamples, seed, confidence) as the measured reduction, over every
+    planned (case, rep) pair; None for arm A or without arm A.
+    """
+
+    arm: str
+    errors: int
+    """Units of the arm with an infrastructure error (listed in ``failed_units``)."""
+    missing: int
+    """Planned units of the arm without rows (named in ``missing_units``, plus the
+    arm's share of ``missing_unnamed``)."""
+    n: int
+    """Units counted: measured and not measured."""
+    mean_defects: float
+    pass_rate: float
+    reduction: ReductionEstimate | None = None
+
+    @property
+    def not_measured(self) -> int:
+        """Units of the arm counted as failures here."""
+        return self.errors + self.missing
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +266,9 @@ class Statistics:
     resamples: int
     seed: int
     confidence: float
+    failure_rule: str | None = None
+    """How ``RunReport.sensitivity`` scores the units not measured (:data:`FAILURE_RULE`);
+    None when every unit was measured."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,6 +284,15 @@ class RunReport:
     statistics: Statistics | None = None
     escalations: tuple[EscalatedUnit, ...] = ()
     failed_units: tuple[FailedUnit, ...] = ()
+    """Units with an infrastructure error (``cases.error``): not measured."""
+    missing_units: tuple[MissingUnit, ...] = ()
+    """Planned units without rows of cases the run has rows for: not measured."""
+    missing_unnamed: int = 0
+    """Planned units without rows of cases with no row at all (every arm of them):
+    not measured, and not nameable from the tables."""
+    sensitivity: tuple[ArmSensitivity, ...] = ()
+    """Per planned arm, its numbers with the units not measured counted as failures
+    (:data:`FAILURE_RULE`); empty when every unit was measured."""
     failure_kinds: tuple[FailureKindCount, ...] = ()
     regressions: tuple[Regression, ...] = ()
     defect_groups: tuple[str, ...] = ()
@@ -231,14 +309,38 @@ class RunReport:
         return self.cost.unknown_models if self.cost else ()
 
     @property
+    def unmeasured(self) -> int:
+        """Units of the run not measured: infrastructure errors and planned units
+        without rows. While it is not 0, no verdict is met or not met."""
+        return len(self.failed_units) + len(self.missing_units) + self.missing_unnamed
+
+    @property
+    def not_measured_text(self) -> str | None:
+        """``N units not measured``, the reason of every verdict while units are not
+        measured; None when every unit was measured."""
+        n = self.unmeasured
+        return f"{n} unit{'s' if n != 1 else ''} not measured" if n else None
+
+    @property
+    def verdict_text(self) -> str | None:
+        """The run's verdict while units are not measured: ``inconclusive: N units not
+        measured``; None when every unit was measured (each arm has its own verdict)."""
+        reason = self.not_measured_text
+        return f"inconclusive: {reason}" if reason else None
+
+    @property
     def headline(self) -> str | None:
-        """The warning a reader must see first: units left out, and how to rerun them."""
-        if not self.failed_units:
+        """The warning a reader must see first: the verdict withheld, why, and the rerun."""
+        if not self.unmeasured:
             return None
-        n = len(self.failed_units)
+        parts = []
+        if self.failed_units:
+            parts.append(f"{len(self.failed_units)} failed for infrastructure reasons")
+        if self.missing_units or self.missing_unnamed:
+            parts.append(f"{len(self.missing_units) + self.missing_unnamed} have no rows")
         return (
-            f"{n} unit{'s' if n != 1 else ''} failed for infrastructure reasons: excluded "
-            f"from every number; rerun with --run-id {self.run_id}"
+            f"{self.verdict_text} ({', '.join(parts)}): excluded from every number, so no "
+            f"arm is met or not met; rerun with --run-id {self.run_id}"
         )
 
     def to_json(self) -> str:
@@ -255,18 +357,45 @@ class RunReport:
         except json.JSONDecodeError as error:
             raise ReportFormatError(f"{source}: not JSON: {error}") from error
         version = data.get("version") if isinstance(data, dict) else None
-        if version != REPORT_VERSION:
+        if version != REPORT_VERSION and version not in _OLDER_READABLE:
             raise ReportFormatError(
                 f"{source}: report version {version!r}, this critiquebench reads "
                 f"{REPORT_VERSION}; rebuild it with `critiquebench report RUN_ID`"
             )
         try:
-            return _ADAPTER.validate_python(data)
+            report = _ADAPTER.validate_python(data)
         except ValidationError as error:
             raise ReportFormatError(f"{source}: {error}") from error
+        return report if version == REPORT_VERSION else _from_older(report)
 
 
 _ADAPTER: TypeAdapter[RunReport] = TypeAdapter(RunReport)
+
+
+def _from_older(report: RunReport) -> RunReport:
+    """A version-3 report read as this version: its planned units without rows come
+    from the runs row (v3 did not name them), and its verdicts are withheld while
+    units are not measured, as this version's would be. Its sensitivity stays empty:
+    renderers then say to rebuild the report."""
+    meta = report.meta
+    unnamed = max(0, meta.units_planned - meta.units_landed) if meta else 0
+    return withhold_verdicts(dataclasses.replace(report, missing_unnamed=unnamed))
+
+
+def withhold_verdicts(report: RunReport) -> RunReport:
+    """``report`` with every arm's verdict "inconclusive" while units are not measured,
+    the reason saying how many; unchanged when every unit was measured."""
+    reason = report.not_measured_text
+    if reason is None:
+        return report
+    arms = tuple(
+        dataclasses.replace(arm, verdict="inconclusive", verdict_reason=reason)
+        if arm.reduction is not None
+        else arm
+        for arm in report.arms
+    )
+    return dataclasses.replace(report, arms=arms)
+
 
 REPORT_JSON = "report.json"
 """The report's file in the run's folder; the terminal, HTML and Markdown come from it."""

@@ -13,8 +13,10 @@ from critiquebench.analysis._format import (
     cost_note,
     defects_text,
     halt_explanation,
+    inert,
     kinds_label,
     kinds_text,
+    markdown_code,
     meta_line,
     pct,
     reduction_text,
@@ -23,6 +25,12 @@ from critiquebench.analysis._format import (
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.analysis._trigger_table import trigger_markdown, trigger_table
+from critiquebench.analysis._withheld import (
+    Quote,
+    not_measured_lines,
+    sensitivity_text,
+    withheld_arms,
+)
 
 # The per-group means' header is the run's groups (e.g. "tests/lint/types" or "sql"):
 # this placeholder stands for it until a report is known.
@@ -55,6 +63,9 @@ _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
     (_OUTCOME, (*_COST, *_EVENTS[1:])),
     (_OUTCOME, _COST, _EVENTS),
 )
+
+
+_TERMINAL_REASON = 120
 
 
 def headers(report: RunReport) -> tuple[str, ...]:
@@ -159,21 +170,38 @@ def _rounds(values: tuple[float, ...]) -> str:
     return " -> ".join(f"{value:.2f}" for value in values)
 
 
-def verdict_lines(report: RunReport) -> list[str]:
-    """The answer in plain words: excluded units, acceptance per arm, tests, curves, caveats."""
-    lines: list[str] = [report.headline] if report.headline else []
-    if sandbox_warning(report):
-        lines.append(sandbox_warning(report))
-    for s in report.arms:
-        if s.arm == "A" or s.reduction is None:
+def _verdicts(report: RunReport) -> list[str]:
+    """Per arm with a reduction, its verdict, the reason and the paired pass-rate test."""
+    lines: list[str] = []
+    withheld = report.not_measured_text
+    summaries = {s.arm: s for s in report.arms}
+    for arm in withheld_arms(report) if withheld else [s.arm for s in report.arms]:
+        s = summaries.get(arm)
+        said = sensitivity_text(report, arm) if withheld else None
+        sensitivity = [f"  {said}"] if said else []
+        if withheld and (s is None or s.reduction is None):
+            lines.append(
+                f"arm {arm}: target {report.target:.0%} defect reduction vs A is INCONCLUSIVE: "
+                f"{withheld} (no measured pair of arm {arm} and A)"
+            )
+            lines += sensitivity
             continue
-        verdict = s.verdict or "inconclusive"
-        lines.append(
-            f"arm {s.arm}: target {report.target:.0%} defect reduction vs A is {verdict.upper()} "
-            f"(reduction {reduction_text(s)})"
-        )
-        if s.verdict_reason:
-            lines.append(f"  why: {s.verdict_reason}")
+        if s is None or s.arm == "A" or s.reduction is None:
+            continue
+        if withheld:
+            lines.append(
+                f"arm {s.arm}: target {report.target:.0%} defect reduction vs A is INCONCLUSIVE: "
+                f"{withheld} (reduction of the measured units alone {reduction_text(s)})"
+            )
+            lines += sensitivity
+        else:
+            verdict = s.verdict or "inconclusive"
+            lines.append(
+                f"arm {s.arm}: target {report.target:.0%} defect reduction vs A is "
+                f"{verdict.upper()} (reduction {reduction_text(s)})"
+            )
+            if s.verdict_reason:
+                lines.append(f"  why: {s.verdict_reason}")
         if s.reduction.note:
             lines.append(f"  note: {s.reduction.note}")
         if s.mcnemar is not None:
@@ -182,6 +210,27 @@ def verdict_lines(report: RunReport) -> list[str]:
                 f"  pass rate {m.pass_rate_baseline:.0%} -> {m.pass_rate_treatment:.0%} "
                 f"(McNemar exact p = {m.p_value:.3g} over cases: {m.c} improved, {m.b} worsened)"
             )
+    return lines
+
+
+def verdict_lines(report: RunReport) -> list[str]:
+    """The answer in plain words: units not measured, acceptance per arm, tests, curves,
+    caveats. While units are not measured every verdict is ``inconclusive: N units not
+    measured``, never met or not met."""
+    return _lines(report, _terminal_text)
+
+
+def _terminal_text(text: str) -> str:
+    # Short enough that a reason never wraps on a 160-column console, where the rest of
+    # a long one could begin a line and pass for a line of the report.
+    return inert(text, limit=_TERMINAL_REASON)
+
+
+def _lines(report: RunReport, quote: Quote) -> list[str]:
+    lines = not_measured_lines(report, quote, sensitivity=False)
+    if sandbox_warning(report):
+        lines.append(sandbox_warning(report))
+    lines += _verdicts(report)
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:
             continue
@@ -213,7 +262,7 @@ def report_markdown(report: RunReport) -> str:
         *("| " + " | ".join(_cells(s, report.defect_groups)) + " |" for s in report.arms),
     ]
     meta = meta_line(report)
-    verdict = "\n".join(f"- {line.strip()}" for line in verdict_lines(report))
+    verdict = "\n".join(f"- {line.strip()}" for line in _lines(report, markdown_code))
     return (
         f"# critiquebench run {report.run_id}\n\n"
         + (f"{meta}\n\n" if meta else "")
@@ -237,6 +286,8 @@ def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
             **{f"defects_{group}": round(mean, 3) for group, mean in s.defects_by_group.items()},
             "reduction_vs_a": None if s.reduction_vs_a is None else round(s.reduction_vs_a, 3),
             "verdict": s.verdict or "",
+            # Only while units are not measured, so a complete run's rows stay as they were.
+            **(_sensitivity_cells(report, s.arm) if report.unmeasured else {}),
             "pass_rate": round(s.pass_rate, 3),
             "p50_latency_s": round(s.p50_latency_s, 2),
             "cost_usd": round(s.cost_experiment, 6),
@@ -247,6 +298,15 @@ def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
         }
         for s in report.arms
     ]
+
+
+def _sensitivity_cells(report: RunReport, arm: str) -> dict[str, Any]:
+    found = next((s for s in report.sensitivity if s.arm == arm), None)
+    estimate = found.reduction.estimate if found and found.reduction else None
+    return {
+        "not_measured": found.not_measured if found else None,
+        "reduction_if_failures": None if estimate is None else round(estimate, 3),
+    }
 
 
 def _model(report: RunReport) -> str:

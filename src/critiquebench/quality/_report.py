@@ -36,6 +36,10 @@ class ExpectationOutcome:
         return f"{found} ({self.note})" if self.note else found
 
 
+# Units listed per arm; the report lists every one.
+_SHOWN = 20
+
+
 def _cell(value: Any) -> str:
     return "null" if value is None else repr(value)
 
@@ -58,24 +62,47 @@ class QualityReport:
         """Every unit of the run finished: nothing is left for a rerun to do."""
         return not self.unfinished and not self.missing
 
+    @property
+    def not_measured(self) -> int:
+        """Units whose results are not in: infrastructure errors and planned units
+        without rows. While it is not 0 the run's verdict is inconclusive."""
+        return len(self.unfinished) + self.missing
+
     def _unfinished_markdown(self) -> list[str]:
         if self.complete:
             return []
+        # Imported here: the pipeline imports this module, and the analysis imports the pipeline.
+        from critiquebench.analysis import markdown_code
+
+        n = self.not_measured
         lines = [
             "",
             f"### Run incomplete: {len(self.unfinished)} unit(s) with an infrastructure "
             f"error, {self.missing} without rows",
             "",
-            "They are excluded from the statistics; `critiquebench run --run-id "
-            f"{self.run_id}` with the run's settings retries only them.",
+            f"**Verdict: inconclusive: {n} unit{'s' if n != 1 else ''} not measured.** No "
+            "arm is met or not met while they are out: they are excluded from the "
+            f"statistics; `critiquebench run --run-id {self.run_id}` with the run's settings "
+            "retries only them. The report (`critiquebench report`) adds the reduction with "
+            "them counted as failures of their arm.",
             "",
         ]
-        lines += [
-            f"- `case_id={row['case_id']!r}, arm={row['arm']!r}, rep={row['rep']}`: {row['error']}"
-            for row in self.unfinished[:20]
-        ]
-        if len(self.unfinished) > 20:
-            lines.append(f"- ... and {len(self.unfinished) - 20} more")
+        by_arm: dict[str, list[dict[str, Any]]] = {}
+        for row in self.unfinished:
+            by_arm.setdefault(str(row["arm"]), []).append(row)
+        for arm, rows in sorted(by_arm.items()):
+            lines.append(
+                f"- arm {markdown_code(arm)}: {len(rows)} unit(s) with an infrastructure error"
+            )
+            lines += [
+                f"  - {markdown_code(str(row['case_id']))} rep {row['rep']}: "
+                f"{markdown_code(str(row['error']))}"
+                for row in rows[:_SHOWN]
+            ]
+            if len(rows) > _SHOWN:
+                lines.append(f"  - ... and {len(rows) - _SHOWN} more")
+        if self.missing:
+            lines.append(f"- {self.missing} planned unit(s) without rows (they never finished)")
         return lines
 
     @property

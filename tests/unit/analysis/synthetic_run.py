@@ -54,6 +54,8 @@ class FakeUnit:
     kind_counts: tuple[dict[str, int], ...] = ()
     """Each attempt's defects by kind (default: ``defects`` of the kinds in ``kinds``);
     their sum must be the attempt's ``defects``."""
+    checks: int = 0
+    """The case's number of checks (``cases.checks_total``)."""
 
     @property
     def kept(self) -> int:
@@ -178,6 +180,7 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
             "calls": len(unit.calls),
             "cached_calls": sum(1 for c in unit.calls if c.cached),
             "error": unit.error,
+            "checks_total": unit.checks,
             "finished_at": FINISHED,
         },
     )
@@ -194,10 +197,16 @@ def write_run(
     retry_limit: int = 3,
     sandbox: str = "bubblewrap sandbox: (synthetic)",
     model: str = MODEL,
+    planned: int | None = None,
+    arms: str | None = None,
 ) -> Path:
-    """Write ``units`` as run ``run_id`` under ``output``; return the run folder."""
+    """Write ``units`` as run ``run_id`` under ``output``; return the run folder.
+
+    ``planned``: the matrix's units (default: as many as ``units``; more plans units
+    that never wrote rows). ``arms``: the run's arms (default: those of ``units``).
+    """
     store = ResultStore(output)
-    arms = ",".join(sorted({unit.arm for unit in units}))
+    arms = arms or ",".join(sorted({unit.arm for unit in units}))
     run = {
         "run_id": run_id,
         "invocation_started_at": STARTED,
@@ -210,7 +219,7 @@ def write_run(
         "feedback": "visible",
         "model": model,
         "verifier_policy": "fail_open",
-        "units_planned": len(units),
+        "units_planned": len(units) if planned is None else planned,
         "sandbox": sandbox,
     }
     store.write_run_row(run_id, "start-1", _row("runs", run))

@@ -162,17 +162,24 @@ def test_infrastructure_failures_change_nothing_but_their_count(tmp_path: Path) 
         ("c4", "B", "replay: no answer for case c4")
     ]
     assert failed.arms[1].infra_errors == 1 and clean.arms[1].infra_errors == 0
-    # Every number is the same as if the unit had never run: means, pairs, curves, cost.
+    # Every number is the same as if the unit had never run: means, pairs, curves, cost;
+    # only the verdict is withheld while the unit is not measured.
     for left, right in zip(failed.arms, clean.arms, strict=True):
-        assert left.__dict__ | {"infra_errors": 0} == right.__dict__
+        withheld = {"infra_errors": 0, "verdict": right.verdict}
+        withheld["verdict_reason"] = right.verdict_reason
+        assert left.__dict__ | withheld == right.__dict__
+    assert (failed.arms[1].verdict, failed.arms[1].verdict_reason) == (
+        "inconclusive",
+        "1 unit not measured",
+    )
     assert failed.arms[1].mean_defects == pytest.approx(5 / 6)
     assert failed.curves == clean.curves
     assert failed.cost == clean.cost
     assert failed.failure_kinds == clean.failure_kinds
     assert failed.regressions == clean.regressions
     assert failed.headline == (
-        "1 unit failed for infrastructure reasons: excluded from every number; "
-        "rerun with --run-id run"
+        "inconclusive: 1 unit not measured (1 failed for infrastructure reasons): excluded "
+        "from every number, so no arm is met or not met; rerun with --run-id run"
     )
     assert clean.headline is None
     assert failed.headline in lessons_markdown(failed)
