@@ -2,41 +2,21 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from critiquebench.analysis._report_types import ArmSummary, RunReport
-from critiquebench.judges import is_full_sandbox
+from critiquebench.judges import inert_text, is_full_sandbox, markdown_code_span
 
-# Escape sequences a terminal acts on: CSI (colours, cursor moves), OSC (titles,
-# hyperlinks; ended by BEL or ST, or by the end of the text), and two-character ones.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 _INERT_LIMIT = 500
 
 
 def inert(text: str, limit: int = _INERT_LIMIT) -> str:
     """``text`` (e.g. an error message quoting a candidate) safe to print on one line:
-    escape sequences removed, other control and format characters (newlines, bidi
-    overrides) turned into spaces, runs of spaces squeezed, cut to ``limit`` characters.
-
-    Linear in the text's length, which is cut before any work. Stands in for the
-    judges' shared inert-text helper until it is public.
-    """
-    text = _ESCAPES.sub("", text[: limit * 4])
-    kept = "".join(
-        " " if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") else char for char in text
-    )
-    squeezed = " ".join(kept.split())
-    return squeezed if len(squeezed) <= limit else squeezed[: limit - 1] + "…"
+    the judges' :func:`~critiquebench.judges.inert_text`, cut to ``limit`` characters."""
+    return inert_text(text, limit=limit)
 
 
 def markdown_code(text: str) -> str:
-    """``text`` made inert (:func:`inert`) as a Markdown code span whose fence is longer
-    than any run of backticks inside it, so the text cannot close it."""
-    plain = inert(text)
-    longest = max((len(run) for run in re.findall(r"`+", plain)), default=0)
-    fence = "`" * (longest + 1)
-    return f"{fence} {plain} {fence}"
+    """``text`` made inert as a Markdown code span that nothing inside it can close."""
+    return markdown_code_span(text, limit=_INERT_LIMIT)
 
 
 def pct(value: float | None) -> str:

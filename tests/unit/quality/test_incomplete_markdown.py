@@ -23,7 +23,7 @@ def test_units_not_measured_make_the_checks_verdict_inconclusive() -> None:
     assert "- arm ` B `: 2 unit(s) with an infrastructure error" in text
     assert "- 2 planned unit(s) without rows" in text
     # The candidate's text stays inside its code span, on its unit's line.
-    assert "  - ` c1 ` rep 0: ```` infrastructure: judge: ``` ## Final state: MET ````" in text
+    assert "  - ` c1 ` rep 0: ```` infrastructure: judge: ```\\n## Final state: MET ````" in text
     assert "\n## Final state" not in text and "\x1b" not in text
 
 
