@@ -25,6 +25,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ _STDERR_SHOWN = 2000
 _CALL = "call.pickle"
 _RESULT = "result.pickle"
 _WARM_UP = "warm_up.pickle"
+_PARENT_VARIABLE = "CRITIQUEBENCH_WARM_CHILD_PARENT"
+_PARENT_LOOK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class WarmChild(Generic[T]):
         path = os.pathsep.join(entry for entry in sys.path if entry)
         self._process = subprocess.Popen(
             [sys.executable, "-m", __name__, str(self._path), *modules],
-            env={**os.environ, "PYTHONPATH": path},
+            env={**os.environ, "PYTHONPATH": path, _PARENT_VARIABLE: str(os.getpid())},
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,  # libraries print progress bars there
             stderr=subprocess.PIPE,
@@ -158,6 +161,19 @@ def wait_for_parent() -> bool:
     return bool(sys.stdin.readline())
 
 
+def _exit_with_parent(parent: int) -> None:
+    """End this process as soon as ``parent`` is gone (this process is re-parented).
+
+    The end of input says the same, but only once the imports and the warm-up are
+    done: seconds of CPU, or a minute at a raised ``nice`` on a loaded host, that a
+    killed run's child would otherwise go on spending. A thread of its own, watching
+    the parent process rather than the thread that started the child.
+    """
+    while os.getppid() == parent:
+        time.sleep(_PARENT_LOOK_S)
+    os._exit(1)
+
+
 def _main(folder: Path, modules: list[str]) -> None:
     for module in modules:
         importlib.import_module(module)
@@ -176,6 +192,12 @@ def _main(folder: Path, modules: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    threading.Thread(
+        target=_exit_with_parent,
+        args=(int(os.environ.get(_PARENT_VARIABLE) or os.getppid()),),
+        name="exit-with-parent",
+        daemon=True,
+    ).start()
     _main(Path(sys.argv[1]), sys.argv[2:])
     # The parent waits for this process to end: freeing the objects of the analysis or
     # of Great Expectations one by one (~1 s on a busy machine) would delay it for nothing.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -218,3 +220,42 @@ def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
     assert read_report(tmp_path / "child", "r") == done.value  # the files were written there
     html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
     assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_child_still_importing_dies_with_its_killed_parent(tmp_path: Path) -> None:
+    # The child's module takes a minute to import, so the end of its input (which it
+    # reads only after the imports) cannot be what ends it.
+    (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(60)\n", encoding="ascii")
+    pid_file = tmp_path / "child.pid"
+    parent_code = (
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from critiquebench.warm_child import WarmChild\n"
+        "child = WarmChild(['slow_module'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child._process.pid))\n"
+        "time.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code])
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the parent never started its child"
+            time.sleep(0.1)
+        child = int(pid_file.read_text())
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 30
+    while _alive(child):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the warm child outlived its killed parent")
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().split(b") ")[-1][:1] != b"Z"
+    except OSError:
+        return False
