@@ -8,15 +8,31 @@ value as plain data, and the parent evaluates the rest of the assertion: the
 expected value, the operator and any arithmetic never enter the sandbox, so no
 ``__eq__`` trick, patched builtin or read frame can turn a wrong answer into a pass.
 
-Checks of other shapes (loops, helpers defined by the test setup, several
-statements) run inside the sandbox as before and are marked ``inside``.
+The checks of a case are planned in order, and the planner keeps what the test
+side has set up so far: an import of a stdlib module it trusts (``math``, ``random``,
+``string``, ``copy``) or an assignment of a closed expression (``lst = list(range(9))``)
+is evaluated in the parent, and later checks may name it. Such a statement is a check
+that passes in the parent; the sandbox is never asked about it. A ``for`` loop over a
+closed iterable whose body only assigns closed expressions and asserts is unrolled:
+each iteration's calls go to the sandbox and each of its assertions is decided in the
+parent (``for x in range(2, 8): assert candidate(x, x + 1) == str(x)``), so loops, too,
+are decided outside the sandbox. An assertion with no call of the function under test
+(``assert True``) is decided in the parent alone.
+
+Checks of other shapes (helpers defined by the prompt or the test setup, several
+statements) still run inside the sandbox, after the set-up statements the parent took
+(so their names exist there too), and are marked ``inside``; ``validate-suite`` counts them.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
+import itertools
 import math
+import random
+import string
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,12 +53,18 @@ _SAFE_NAMES: dict[str, Any] = {
     )
 }  # fmt: skip
 _SAFE_NAMES["math"] = math
+# Stdlib modules whose public functions the parent may call on test-side plain data
+# (never on a candidate's value: those reach only the comparison).
+_MODULES: dict[str, Any] = {"math": math, "random": random, "string": string, "copy": copy}
+# A loop is unrolled only up to this many iterations (and calls); a longer one runs inside.
+_MAX_UNROLL = 1000
 _WRAPPERS = frozenset({"list", "tuple", "set", "sorted"})
 _NODES = (
     ast.Expression, ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.BoolOp,
     ast.Compare, ast.Call, ast.keyword, ast.Subscript, ast.Slice, ast.List, ast.Tuple,
     ast.Set, ast.Dict, ast.IfExp, ast.Attribute, ast.operator, ast.unaryop, ast.boolop,
-    ast.cmpop,
+    ast.cmpop, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.comprehension,
+    ast.Store,
 )  # fmt: skip
 _SYMBOLS = {
     ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
@@ -76,30 +98,55 @@ class PlannedCheck:
     calls: tuple[CandidateCall, ...] = ()
     test: ast.expr | None = field(default=None, compare=False)
     message: str = ""
+    # Further assertions decided in the parent, in order (an unrolled loop's), each with
+    # the test-side names it reads; when set, ``test`` is not used.
+    steps: tuple[Step, ...] = field(default=(), compare=False)
+    # Test-side statements the parent took that this inside check runs first, so that
+    # the names they define exist in the sandbox too.
+    prelude: str = ""
 
     def request(self) -> dict[str, Any]:
         """What the sandbox receives for this check: never an expected value."""
         if self.mode == "value":
             return {"mode": "value", "calls": [call.request() for call in self.calls]}
-        return {"mode": "inside", "source": self.check.source}
+        source = f"{self.prelude}\n{self.check.source}" if self.prelude else self.check.source
+        return {"mode": "inside", "source": source}
 
     def outcome(self, values: list[Any]) -> CheckOutcome:
         """Decide the check in the parent from the calls' plain values."""
-        assert self.test is not None
-        names = {**_SAFE_NAMES, **{_placeholder(i): v for i, v in enumerate(values)}}
-        try:
-            if _evaluate(self.test, names):
-                return CheckOutcome(passed=True)
-            expected, actual = _explain(self.test, names)
-        except Exception as exc:  # the assertion itself raised on the returned value
-            return CheckOutcome(False, kind="error", message=f"{type(exc).__name__}: {exc}")
-        return CheckOutcome(
-            False,
-            kind="assertion",
-            message=self.message or "assertion failed",
-            expected=expected,
-            actual=actual,
-        )
+        steps = self.steps
+        if not steps and self.test is not None:
+            steps = (Step(self.test, (), self.message),)
+        if not steps and self.calls:
+            # Calls with nothing to decide on them would be a silent pass: never.
+            return CheckOutcome(False, kind="error", message="no assertion was planned")
+        placeholders = {_placeholder(i): v for i, v in enumerate(values)}
+        for step in steps:
+            names = {**_SAFE_NAMES, **dict(step.names), **placeholders}
+            try:
+                if _evaluate(step.test, names):
+                    continue
+                expected, actual = _explain(step.test, names)
+            except Exception as exc:  # the assertion itself raised on the returned value
+                return CheckOutcome(False, kind="error", message=f"{type(exc).__name__}: {exc}")
+            return CheckOutcome(
+                False,
+                kind="assertion",
+                message=step.message or "assertion failed",
+                expected=expected,
+                actual=actual,
+            )
+        return CheckOutcome(passed=True)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One assertion decided in the parent: its test (calls replaced by placeholders),
+    the test-side names it reads (trusted plain data or trusted modules) and its message."""
+
+    test: ast.expr
+    names: tuple[tuple[str, Any], ...]
+    message: str
 
 
 @dataclass(frozen=True)
@@ -115,24 +162,160 @@ class CheckOutcome:
 
 def plan_check(check: Check, entry_point: str) -> PlannedCheck:
     """Split ``check`` into sandbox calls and a parent-side assertion where possible."""
-    try:
-        module = parse(check.source)
-    except (SyntaxError, ValueError):
-        return PlannedCheck(check, "inside")
-    if len(module.body) != 1 or not isinstance(module.body[0], ast.Assert):
-        return PlannedCheck(check, "inside")
-    statement = module.body[0]
-    calls: list[CandidateCall] = []
-    test = _Extractor({entry_point, "candidate"}, calls).visit(statement.test)
-    if not calls or not isinstance(test, ast.expr) or not _parent_safe(test):
-        return PlannedCheck(check, "inside")
-    message = statement.msg.value if isinstance(statement.msg, ast.Constant) else ""
-    return PlannedCheck(check, "value", tuple(calls), ast.fix_missing_locations(test), str(message))
+    return _Planner(entry_point).plan(check)
 
 
 def plan_checks(checks: tuple[Check, ...], entry_point: str) -> list[PlannedCheck]:
-    """Plan every check of a case, in order."""
-    return [plan_check(check, entry_point) for check in checks]
+    """Plan every check of a case, in order; a check may name what earlier ones set up."""
+    planner = _Planner(entry_point)
+    return [planner.plan(check) for check in checks]
+
+
+class _Refused(Exception):
+    """A statement the parent cannot decide alone: the check runs inside."""
+
+
+class _Planner:
+    """Plans the checks of one case in order, keeping the test side's trusted names."""
+
+    def __init__(self, entry_point: str) -> None:
+        self.targets = {entry_point, "candidate"}
+        self.names: dict[str, Any] = {}
+        self.pending: list[str] = []
+
+    def plan(self, check: Check) -> PlannedCheck:
+        try:
+            module = parse(check.source)
+        except (SyntaxError, ValueError):
+            return self._inside(check)
+        if len(module.body) != 1:
+            return self._inside(check)
+        statement = module.body[0]
+        calls: list[CandidateCall] = []
+        steps: list[Step] = []
+        try:
+            if isinstance(statement, ast.Assert):
+                steps.append(self._assertion(statement, dict(self.names), calls))
+            elif isinstance(statement, ast.For):
+                self._unroll(statement, calls, steps)
+            else:
+                self._set_up(statement)
+                self.pending.append(check.source)
+        except _Refused:
+            return self._inside(check)
+        if len(steps) == 1:
+            only = steps[0]
+            return PlannedCheck(check, "value", tuple(calls), only.test, only.message, (only,))
+        return PlannedCheck(check, "value", tuple(calls), None, "", tuple(steps))
+
+    def _inside(self, check: Check) -> PlannedCheck:
+        prelude = "\n".join(self.pending)
+        self.pending = []
+        return PlannedCheck(check, "inside", prelude=prelude)
+
+    def _set_up(self, statement: ast.stmt) -> None:
+        """Take a test-side statement that calls nothing of the candidate's."""
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.name not in _MODULES or "." in alias.name:
+                    raise _Refused
+                self.names[alias.asname or alias.name] = _MODULES[alias.name]
+        elif isinstance(statement, ast.ImportFrom):
+            module = _MODULES.get(statement.module or "")
+            if module is None or statement.level:
+                raise _Refused
+            for alias in statement.names:
+                if alias.name.startswith("_") or not hasattr(module, alias.name):
+                    raise _Refused
+                self.names[alias.asname or alias.name] = getattr(module, alias.name)
+        elif isinstance(statement, ast.Assign):
+            self._assign(statement, self.names)
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            pass  # a bare literal: nothing to decide
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Name)
+            and statement.value.id in ("print", *_SAFE_NAMES)
+        ):
+            pass  # a bare builtin's name (``print``): evaluating it does nothing
+        else:
+            raise _Refused
+
+    def _assign(self, statement: ast.Assign, names: dict[str, Any]) -> None:
+        if len(statement.targets) != 1:
+            raise _Refused
+        value = _closed(statement.value, names, self.targets)
+        _bind(statement.targets[0], value, names)
+
+    def _assertion(
+        self, statement: ast.Assert, names: dict[str, Any], calls: list[CandidateCall]
+    ) -> Step:
+        # A copy: the extractor rewrites the tree, and a loop's body is planned once per turn.
+        test = _Extractor(self.targets, calls, names).visit(copy.deepcopy(statement.test))
+        if not isinstance(test, ast.expr) or not _parent_safe(test, names):
+            raise _Refused
+        message = statement.msg.value if isinstance(statement.msg, ast.Constant) else ""
+        read = {name: names[name] for name in _names_in(test) if name in names}
+        return Step(ast.fix_missing_locations(test), tuple(read.items()), str(message))
+
+    def _unroll(self, loop: ast.For, calls: list[CandidateCall], steps: list[Step]) -> None:
+        if loop.orelse or getattr(loop, "type_comment", None):
+            raise _Refused
+        iterable = _closed(loop.iter, self.names, self.targets)
+        try:
+            items = list(itertools.islice(iter(iterable), _MAX_UNROLL + 1))
+        except Exception:
+            raise _Refused from None
+        if len(items) > _MAX_UNROLL:
+            raise _Refused
+        for item in items:
+            names = dict(self.names)
+            _bind(loop.target, item, names)
+            for statement in loop.body:
+                if isinstance(statement, ast.Assign):
+                    self._assign(statement, names)
+                elif isinstance(statement, ast.Assert):
+                    steps.append(self._assertion(statement, names, calls))
+                else:
+                    raise _Refused
+                if len(calls) > _MAX_UNROLL:
+                    raise _Refused
+
+
+def _bind(target: ast.expr, value: Any, names: dict[str, Any]) -> None:
+    """Bind ``value`` to a name or a tuple of names, as Python's assignment would."""
+    if isinstance(target, ast.Name):
+        names[target.id] = value
+        return
+    if isinstance(target, ast.Tuple | ast.List) and not any(
+        isinstance(element, ast.Starred) for element in target.elts
+    ):
+        try:
+            parts = list(value)
+        except TypeError:
+            raise _Refused from None
+        if len(parts) != len(target.elts):
+            raise _Refused
+        for element, part in zip(target.elts, parts, strict=True):
+            _bind(element, part, names)
+        return
+    raise _Refused
+
+
+def _closed(node: ast.expr, names: dict[str, Any], targets: set[str]) -> Any:
+    """A test-side expression that calls nothing of the candidate's, evaluated in the parent."""
+    if any(isinstance(child, ast.Name) and child.id in targets for child in ast.walk(node)):
+        raise _Refused
+    if not _parent_safe(node, names):
+        raise _Refused
+    try:
+        return _evaluate(node, {**_SAFE_NAMES, **names})
+    except Exception:
+        raise _Refused from None
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
 
 
 def _placeholder(index: int) -> str:
@@ -142,15 +325,18 @@ def _placeholder(index: int) -> str:
 class _Extractor(ast.NodeTransformer):
     """Replaces each call of the function under test by a placeholder name."""
 
-    def __init__(self, names: set[str], calls: list[CandidateCall]) -> None:
+    def __init__(
+        self, names: set[str], calls: list[CandidateCall], known: dict[str, Any] | None = None
+    ) -> None:
         self.names = names
         self.calls = calls
+        self.known = known or {}
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         wrap = _wrapper_of(node, self.names)
         inner = node.args[0] if wrap else node
         if isinstance(inner, ast.Call) and _calls_target(inner, self.names):
-            call = _closed_call(inner)
+            call = _closed_call(inner, self.known)
             if call is None:
                 return self._refuse(node)
             self.calls.append(CandidateCall(call[0], call[1], wrap))
@@ -183,47 +369,70 @@ def _wrapper_of(node: ast.Call, names: set[str]) -> str | None:
     return None
 
 
-def _closed_call(node: ast.Call) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]] | None:
+def _closed_call(
+    node: ast.Call, known: dict[str, Any] | None = None
+) -> tuple[tuple[Any, ...], tuple[tuple[str, Any], ...]] | None:
     """The call's arguments evaluated in the parent, or None when they are not plain data."""
+    known = known or {}
     if any(isinstance(arg, ast.Starred) for arg in node.args):
         return None
     if any(keyword.arg is None for keyword in node.keywords):
         return None
     try:
-        args = tuple(_constant(arg) for arg in node.args)
-        kwargs = tuple((str(k.arg), _constant(k.value)) for k in node.keywords)
+        args = tuple(_constant(arg, known) for arg in node.args)
+        kwargs = tuple((str(k.arg), _constant(k.value, known)) for k in node.keywords)
         for value in (*args, *(v for _, v in kwargs)):
             encode_argument(value)
-    except (ValueError, TypeError):
+    except Exception:  # not plain data, or the test side's own expression raised
         return None
     return args, kwargs
 
 
-def _constant(node: ast.expr) -> Any:
-    """A test-side argument: a literal, or a safe expression over literals."""
-    if not _parent_safe(node):
+def _constant(node: ast.expr, known: dict[str, Any]) -> Any:
+    """A test-side argument: a literal, or a safe expression over literals and the
+    names the test side set up before."""
+    if not _parent_safe(node, known):
         raise ValueError("not a closed expression")
-    return _evaluate(node, _SAFE_NAMES)
+    return _evaluate(node, {**_SAFE_NAMES, **known})
 
 
-def _parent_safe(node: ast.AST) -> bool:
+def _parent_safe(node: ast.AST, known: dict[str, Any] | None = None) -> bool:
+    known = known or {}
+    # Names a comprehension binds are its own (``i`` in ``[i * i for i in lst]``).
+    local = {
+        child.id
+        for generator in ast.walk(node)
+        if isinstance(generator, ast.comprehension)
+        for child in ast.walk(generator.target)
+        if isinstance(child, ast.Name)
+    }
     for child in ast.walk(node):
         if not isinstance(child, _NODES):
             return False
         if isinstance(child, ast.Name) and not (
-            child.id in _SAFE_NAMES or child.id.startswith("__cb_value_")
+            child.id in _SAFE_NAMES
+            or child.id in known
+            or child.id in local
+            or child.id.startswith("__cb_value_")
         ):
             return False
-        if isinstance(child, ast.Attribute) and not (
-            isinstance(child.value, ast.Name) and child.value.id == "math"
-        ):
+        if isinstance(child, ast.Attribute) and not _module_attribute(child, known):
             return False
     return True
 
 
+def _module_attribute(node: ast.Attribute, known: dict[str, Any]) -> bool:
+    """Whether ``node`` names a public member of a trusted module (``math.fabs``)."""
+    if node.attr.startswith("_") or not isinstance(node.value, ast.Name):
+        return False
+    module = known.get(node.value.id, _SAFE_NAMES.get(node.value.id))
+    return any(module is trusted for trusted in _MODULES.values())
+
+
 def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:
     code = compile_expression(ast.fix_missing_locations(ast.Expression(body=node)), "<check>")
-    return eval(code, {"__builtins__": {}}, names)
+    # One namespace: in a comprehension (a function of its own) names resolve as globals.
+    return eval(code, {**names, "__builtins__": {}})
 
 
 def _explain(test: ast.expr, names: dict[str, Any]) -> tuple[str, str]:
