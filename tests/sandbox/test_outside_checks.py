@@ -87,3 +87,78 @@ def test_forged_pass_lines_hide_no_failing_check(judge: PythonJudge) -> None:
     # right is a malformed result of its own making (a defect, never a pass).
     assert honest <= {failure.line for failure in result.failures}, result.failures
     assert result.defects() >= HONEST_WRONG_DEFECTS
+
+
+POLY_PROMPT = '''import math
+
+
+def poly(xs: list, x: float):
+    """Evaluates polynomial with coefficients xs at point x."""
+    return sum([coeff * math.pow(x, i) for i, coeff in enumerate(xs)])
+
+
+def find_zero(xs: list):
+    """Find x such that poly(xs, x) == 0."""
+'''
+POLY_CASE = Case(
+    id="t/poly",
+    prompt=POLY_PROMPT,
+    entry_point="find_zero",
+    prompt_is_code=True,
+    checks=tuple(
+        Check(source=source, origin="heldout", line=index + 1)
+        for index, source in enumerate(
+            (
+                "import math",
+                "import random",
+                "rng = random.Random(42)",
+                "import copy",
+                "for _ in range(20):\n"
+                "    ncoeff = 2 * rng.randint(1, 4)\n"
+                "    coeffs = []\n"
+                "    for _ in range(ncoeff):\n"
+                "        coeff = rng.randint(-10, 10)\n"
+                "        if coeff == 0:\n"
+                "            coeff = 1\n"
+                "        coeffs.append(coeff)\n"
+                "    solution = candidate(copy.deepcopy(coeffs))\n"
+                "    assert math.fabs(poly(coeffs, solution)) < 0.0001",
+            )
+        )
+    ),
+)
+RIGHT_FIND_ZERO = (
+    POLY_PROMPT
+    + "    low, high = -1.0, 1.0\n"
+    + "    while poly(xs, low) * poly(xs, high) > 0:\n"
+    + "        low, high = low * 2.0, high * 2.0\n"
+    + "    while high - low > 1e-10:\n"
+    + "        middle = (low + high) / 2.0\n"
+    + "        if poly(xs, middle) * poly(xs, low) > 0:\n"
+    + "            low = middle\n"
+    + "        else:\n"
+    + "            high = middle\n"
+    + "    return low\n"
+)
+POLY_ATTACKS = {
+    "honest wrong root": POLY_PROMPT + "    return 0.0\n",
+    "math.fabs patched": "import math\nmath.fabs = lambda v: 0.0\n"
+    + POLY_PROMPT
+    + "    return 0.0\n",
+    "poly redefined": POLY_PROMPT.replace("return sum(", "return 0 * sum(") + "    return 0.0\n",
+}
+
+
+def test_a_helper_of_the_prompt_is_run_by_the_parent(judge: PythonJudge) -> None:
+    right = judge(POLY_CASE, RIGHT_FIND_ZERO)
+    assert right.checks_inside == 0
+    assert right.passed, right.failures
+
+
+@pytest.mark.parametrize("name", sorted(POLY_ATTACKS))
+def test_a_forged_helper_check_scores_the_true_defects(judge: PythonJudge, name: str) -> None:
+    result = judge(POLY_CASE, POLY_ATTACKS[name])
+    assert result.infrastructure_error is None
+    assert result.defects() == 1, result.failures
+    assert [failure.line for failure in result.failures] == [5]
+    assert not result.failures[0].inside

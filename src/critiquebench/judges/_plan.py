@@ -46,9 +46,9 @@ CheckMode = Literal["value", "inside"]
 _SAFE_NAMES: dict[str, Any] = {
     name: getattr(builtins, name)
     for name in (
-        "abs", "all", "any", "bool", "bytes", "complex", "dict", "divmod", "enumerate", "float",
-        "frozenset", "int", "isinstance", "len", "list", "max", "min", "pow", "range", "repr",
-        "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
+        "abs", "all", "any", "bool", "bytes", "chr", "complex", "dict", "divmod", "enumerate",
+        "float", "frozenset", "int", "isinstance", "len", "list", "max", "min", "ord", "pow",
+        "range", "repr", "reversed", "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
         "True", "False", "None",
     )
 }  # fmt: skip
@@ -58,6 +58,13 @@ _SAFE_NAMES["math"] = math
 _MODULES: dict[str, Any] = {"math": math, "random": random, "string": string, "copy": copy}
 # A loop is unrolled only up to this many iterations (and calls); a longer one runs inside.
 _MAX_UNROLL = 1000
+# The statements one check may make the parent run while planning (nested loops).
+_MAX_STATEMENTS = 100_000
+# Methods of a string literal a parent-side expression may call (``"".join(parts)``);
+# never ``format``, whose fields can reach attributes.
+_STR_METHODS = frozenset(
+    {"join", "lower", "upper", "strip", "split", "replace", "startswith", "endswith"}
+)
 _WRAPPERS = frozenset({"list", "tuple", "set", "sorted"})
 _NODES = (
     ast.Expression, ast.Constant, ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.BoolOp,
@@ -160,15 +167,112 @@ class CheckOutcome:
     actual: str | None = None
 
 
-def plan_check(check: Check, entry_point: str) -> PlannedCheck:
+def plan_check(check: Check, entry_point: str, trusted: str = "") -> PlannedCheck:
     """Split ``check`` into sandbox calls and a parent-side assertion where possible."""
-    return _Planner(entry_point).plan(check)
+    return _Planner(entry_point, trusted).plan(check)
 
 
-def plan_checks(checks: tuple[Check, ...], entry_point: str) -> list[PlannedCheck]:
-    """Plan every check of a case, in order; a check may name what earlier ones set up."""
-    planner = _Planner(entry_point)
+def plan_checks(
+    checks: tuple[Check, ...], entry_point: str, trusted: str = ""
+) -> list[PlannedCheck]:
+    """Plan every check of a case, in order; a check may name what earlier ones set up.
+
+    ``trusted`` is the suite's own code (its test setup, and a HumanEval-style prompt):
+    the helpers it defines with a body of assignments and a ``return`` are evaluated
+    in the parent (e.g. HumanEval/32's ``poly`` on the answer's returned root), never
+    the answer's redefinition of them.
+    """
+    planner = _Planner(entry_point, trusted)
     return [planner.plan(check) for check in checks]
+
+
+def trusted_code(setup: str, prompt: str, prompt_is_code: bool) -> str:
+    """The suite's own code a case's checks may call: its setup, and a code prompt."""
+    return f"{prompt}\n{setup}" if prompt_is_code else setup
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A test-side name bound to a candidate call's value, known only after the call."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class _Helper:
+    """A function of the suite's own code, evaluated in the parent on plain data."""
+
+    name: str
+    params: tuple[str, ...]
+    body: tuple[tuple[ast.expr | None, ast.expr], ...]  # (assignment target or None, value)
+    names: tuple[tuple[str, Any], ...]
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self.params):
+            raise TypeError(f"{self.name}() takes {len(self.params)} argument(s)")
+        local = {**_SAFE_NAMES, **dict(self.names), **dict(zip(self.params, args, strict=True))}
+        for target, value in self.body:
+            result = _evaluate(copy.deepcopy(value), local)
+            if target is None:
+                return result
+            _bind(target, result, local)
+        return None
+
+
+def _helpers(source: str, names: dict[str, Any], targets: set[str]) -> None:
+    """Bind into ``names`` the helpers of trusted ``source`` the parent can evaluate."""
+    try:
+        module = parse(source)
+    except (SyntaxError, ValueError):
+        return
+    for node in module.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in _MODULES:
+                    names[alias.asname or alias.name] = _MODULES[alias.name]
+        elif isinstance(node, ast.FunctionDef) and node.name not in targets:
+            helper = _helper(node, names)
+            if helper is not None:
+                names[node.name] = helper
+
+
+def _helper(node: ast.FunctionDef, names: dict[str, Any]) -> _Helper | None:
+    arguments = node.args
+    if (
+        node.decorator_list
+        or arguments.vararg
+        or arguments.kwarg
+        or arguments.kwonlyargs
+        or arguments.posonlyargs
+        or arguments.defaults
+    ):
+        return None
+    params = tuple(arg.arg for arg in arguments.args)
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    known = {**names, **dict.fromkeys(params)}
+    steps: list[tuple[ast.expr | None, ast.expr]] = []
+    for position, statement in enumerate(body):
+        last = position == len(body) - 1
+        if last and isinstance(statement, ast.Return) and statement.value is not None:
+            if not _parent_safe(statement.value, known):
+                return None
+            steps.append((None, statement.value))
+        elif (
+            not last
+            and isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and _parent_safe(statement.value, known)
+        ):
+            known[statement.targets[0].id] = None
+            steps.append((statement.targets[0], statement.value))
+        else:
+            return None
+    if not steps or steps[-1][0] is not None:
+        return None
+    return _Helper(node.name, params, tuple(steps), tuple(names.items()))
 
 
 class _Refused(Exception):
@@ -178,10 +282,13 @@ class _Refused(Exception):
 class _Planner:
     """Plans the checks of one case in order, keeping the test side's trusted names."""
 
-    def __init__(self, entry_point: str) -> None:
+    def __init__(self, entry_point: str, trusted: str = "") -> None:
         self.targets = {entry_point, "candidate"}
         self.names: dict[str, Any] = {}
         self.pending: list[str] = []
+        self.budget = 0
+        if trusted:
+            _helpers(trusted, self.names, self.targets)
 
     def plan(self, check: Check) -> PlannedCheck:
         try:
@@ -193,11 +300,11 @@ class _Planner:
         statement = module.body[0]
         calls: list[CandidateCall] = []
         steps: list[Step] = []
+        self.budget = _MAX_STATEMENTS
         try:
-            if isinstance(statement, ast.Assert):
-                steps.append(self._assertion(statement, dict(self.names), calls))
-            elif isinstance(statement, ast.For):
-                self._unroll(statement, calls, steps)
+            if isinstance(statement, ast.Assert | ast.For):
+                # A loop's names stay its own: later checks see the set-up before it.
+                self._run([statement], dict(self.names), calls, steps)
             else:
                 self._set_up(statement)
                 self.pending.append(check.source)
@@ -247,39 +354,116 @@ class _Planner:
         value = _closed(statement.value, names, self.targets)
         _bind(statement.targets[0], value, names)
 
+    def _extract(
+        self, node: ast.expr, names: dict[str, Any], calls: list[CandidateCall]
+    ) -> ast.expr:
+        """``node`` with each candidate call (and each name of a call's value) replaced
+        by its placeholder; the calls join ``calls``."""
+        # A copy: the extractor rewrites the tree, and a loop's body is planned once per turn.
+        test = _Extractor(self.targets, calls, names).visit(copy.deepcopy(node))
+        if not isinstance(test, ast.expr) or not _parent_safe(test, names):
+            raise _Refused
+        return test
+
     def _assertion(
         self, statement: ast.Assert, names: dict[str, Any], calls: list[CandidateCall]
     ) -> Step:
-        # A copy: the extractor rewrites the tree, and a loop's body is planned once per turn.
-        test = _Extractor(self.targets, calls, names).visit(copy.deepcopy(statement.test))
-        if not isinstance(test, ast.expr) or not _parent_safe(test, names):
-            raise _Refused
+        test = self._extract(statement.test, names, calls)
         message = statement.msg.value if isinstance(statement.msg, ast.Constant) else ""
-        read = {name: names[name] for name in _names_in(test) if name in names}
+        read = {
+            name: _snapshot(names[name])
+            for name in _names_in(test)
+            if name in names and not isinstance(names[name], _Pending)
+        }
         return Step(ast.fix_missing_locations(test), tuple(read.items()), str(message))
 
-    def _unroll(self, loop: ast.For, calls: list[CandidateCall], steps: list[Step]) -> None:
-        if loop.orelse or getattr(loop, "type_comment", None):
-            raise _Refused
-        iterable = _closed(loop.iter, self.names, self.targets)
-        try:
-            items = list(itertools.islice(iter(iterable), _MAX_UNROLL + 1))
-        except Exception:
-            raise _Refused from None
-        if len(items) > _MAX_UNROLL:
-            raise _Refused
-        for item in items:
-            names = dict(self.names)
-            _bind(loop.target, item, names)
-            for statement in loop.body:
-                if isinstance(statement, ast.Assign):
-                    self._assign(statement, names)
-                elif isinstance(statement, ast.Assert):
-                    steps.append(self._assertion(statement, names, calls))
-                else:
+    def _run(
+        self,
+        body: list[ast.stmt],
+        names: dict[str, Any],
+        calls: list[CandidateCall],
+        steps: list[Step],
+    ) -> None:
+        """Run test-side statements in the parent: closed values are computed, candidate
+        calls become placeholders, assertions become steps decided after the calls."""
+        for statement in body:
+            self.budget -= 1
+            if self.budget < 0 or len(calls) > _MAX_UNROLL:
+                raise _Refused
+            if isinstance(statement, ast.Assert):
+                steps.append(self._assertion(statement, names, calls))
+            elif isinstance(statement, ast.Assign):
+                self._assign_any(statement, names, calls)
+            elif isinstance(statement, ast.For):
+                if statement.orelse or getattr(statement, "type_comment", None):
                     raise _Refused
-                if len(calls) > _MAX_UNROLL:
+                iterable = _closed(statement.iter, names, self.targets)
+                try:
+                    items = list(itertools.islice(iter(iterable), _MAX_UNROLL + 1))
+                except Exception:
+                    raise _Refused from None
+                if len(items) > _MAX_UNROLL:
                     raise _Refused
+                for item in items:
+                    _bind(statement.target, item, names)
+                    self._run(statement.body, names, calls, steps)
+            elif isinstance(statement, ast.If):
+                branch = (
+                    statement.body
+                    if _closed(statement.test, names, self.targets)
+                    else statement.orelse
+                )
+                self._run(branch, names, calls, steps)
+            elif isinstance(statement, ast.Expr):
+                _grow(statement.value, names, self.targets)
+            else:
+                raise _Refused
+
+    def _assign_any(
+        self, statement: ast.Assign, names: dict[str, Any], calls: list[CandidateCall]
+    ) -> None:
+        """An assignment of a closed value, or of one candidate call's value (kept as a
+        placeholder: ``solution = candidate(coeffs)``)."""
+        if len(statement.targets) != 1:
+            raise _Refused
+        target = statement.targets[0]
+        mentions = _names_in(statement.value)
+        if not mentions & self.targets and not any(
+            isinstance(names.get(name), _Pending) for name in mentions
+        ):
+            _bind(target, _closed(statement.value, names, self.targets), names)
+            return
+        value = self._extract(statement.value, names, calls)
+        if not isinstance(target, ast.Name) or not (
+            isinstance(value, ast.Name) and value.id.startswith("__cb_value_")
+        ):
+            raise _Refused
+        names[target.id] = _Pending(int(value.id.removeprefix("__cb_value_").rstrip("_")))
+
+
+def _snapshot(value: Any) -> Any:
+    """A step's own copy of a mutable test-side value (later statements may grow it)."""
+    return copy.deepcopy(value) if isinstance(value, list | dict | set) else value
+
+
+def _grow(node: ast.expr, names: dict[str, Any], targets: set[str]) -> None:
+    """A test-side ``items.append(x)`` / ``items.extend(xs)`` on a list of its own."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("append", "extend")
+        and isinstance(node.func.value, ast.Name)
+        and isinstance(names.get(node.func.value.id), list)
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        raise _Refused
+    argument = _closed(node.args[0], names, targets)
+    items: list[Any] = names[node.func.value.id]
+    if node.func.attr == "append":
+        items.append(argument)
+    else:
+        items.extend(argument)
 
 
 def _bind(target: ast.expr, value: Any, names: dict[str, Any]) -> None:
@@ -304,7 +488,11 @@ def _bind(target: ast.expr, value: Any, names: dict[str, Any]) -> None:
 
 def _closed(node: ast.expr, names: dict[str, Any], targets: set[str]) -> Any:
     """A test-side expression that calls nothing of the candidate's, evaluated in the parent."""
-    if any(isinstance(child, ast.Name) and child.id in targets for child in ast.walk(node)):
+    if any(
+        isinstance(child, ast.Name)
+        and (child.id in targets or isinstance(names.get(child.id), _Pending))
+        for child in ast.walk(node)
+    ):
         raise _Refused
     if not _parent_safe(node, names):
         raise _Refused
@@ -344,6 +532,10 @@ class _Extractor(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
+        pending = self.known.get(node.id)
+        if isinstance(pending, _Pending):
+            # A name bound to an earlier call's value: that value, as plain data.
+            return ast.copy_location(ast.Name(_placeholder(pending.index), ast.Load()), node)
         # The function itself used other than as a direct call (e.g. passed along).
         return self._refuse(node) if node.id in self.names else node
 
@@ -422,11 +614,16 @@ def _parent_safe(node: ast.AST, known: dict[str, Any] | None = None) -> bool:
 
 
 def _module_attribute(node: ast.Attribute, known: dict[str, Any]) -> bool:
-    """Whether ``node`` names a public member of a trusted module (``math.fabs``)."""
-    if node.attr.startswith("_") or not isinstance(node.value, ast.Name):
+    """Whether ``node`` names a public member of a trusted module (``math.fabs``), a
+    method of the test side's own ``random.Random``, or a plain method of a string literal."""
+    if node.attr.startswith("_"):
         return False
-    module = known.get(node.value.id, _SAFE_NAMES.get(node.value.id))
-    return any(module is trusted for trusted in _MODULES.values())
+    if isinstance(node.value, ast.Constant):
+        return isinstance(node.value.value, str) and node.attr in _STR_METHODS
+    if not isinstance(node.value, ast.Name):
+        return False
+    owner = known.get(node.value.id, _SAFE_NAMES.get(node.value.id))
+    return type(owner) is random.Random or any(owner is trusted for trusted in _MODULES.values())
 
 
 def _evaluate(node: ast.expr, names: dict[str, Any]) -> Any:

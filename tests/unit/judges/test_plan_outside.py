@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from critiquebench.judges import plan_checks
+from critiquebench.judges import plan_checks, trusted_code
 from critiquebench.suites import BUNDLED_SUITES, Check, load_suite
 
 # Before loops and set-up statements were planned in the parent: 69 of 1,361.
-HUMANEVAL_INSIDE = 3
+HUMANEVAL_INSIDE = 0
 
 
 def _checks(*sources: str) -> tuple[Check, ...]:
@@ -20,7 +20,8 @@ def _inside_by_suite() -> Counter[str]:
     for name in BUNDLED_SUITES:
         for case in load_suite(name):
             if case.judge == "python":
-                plans = plan_checks(case.checks, case.entry_point)
+                trusted = trusted_code(case.setup, case.prompt, case.prompt_is_code)
+                plans = plan_checks(case.checks, case.entry_point, trusted)
                 counts[name] += sum(1 for plan in plans if plan.mode == "inside")
     return counts
 
@@ -83,3 +84,29 @@ def test_an_assertion_without_a_call_is_decided_in_the_parent() -> None:
     assert (passing.mode, passing.calls, passing.outcome([]).passed) == ("value", (), True)
     outcome = failing.outcome([])
     assert (outcome.passed, outcome.message) == (False, "never")
+
+
+def test_the_suite_s_helper_decides_on_the_answer_s_value() -> None:
+    trusted = (
+        "import math\n\ndef poly(xs, x):\n    '''doc'''\n"
+        "    return sum([c * math.pow(x, i) for i, c in enumerate(xs)])\n"
+    )
+    (plan,) = plan_checks(
+        _checks("solution = f([1, 2])\nassert math.fabs(poly([1, 2], solution)) < 1e-4"), "f"
+    )
+    assert plan.mode == "inside"  # two statements in one check: not split
+    (plan,) = plan_checks(
+        _checks(
+            "for c in [[1, 2], [-6, 11, -6, 1]]:\n"
+            "    solution = f(c)\n"
+            "    assert math.fabs(poly(c, solution)) < 1e-4"
+        ),
+        "f",
+        trusted,
+    )
+    assert plan.mode == "value"
+    assert plan.outcome([-0.5, 1.0]).passed
+    assert not plan.outcome([-0.5, 0.0]).passed
+    # Without the suite's helper the parent cannot decide it.
+    (plan,) = plan_checks(_checks("for c in [[1, 2]]:\n    assert poly(c, f(c)) == 0"), "f")
+    assert plan.mode == "inside"
