@@ -124,13 +124,15 @@ def test_the_fallback_says_so_and_still_judges(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_checks_of_other_shapes_run_inside_and_are_counted() -> None:
+    # A helper the test setup defines with statements the parent does not evaluate.
     case = Case(
-        id="t/loop",
+        id="t/helper",
         prompt="",
         entry_point="add",
+        setup="def twice(v):\n    while False:\n        pass\n    return 2 * v",
         checks=(
             Check(source="assert add(1, 2) == 3", origin="feedback"),
-            Check(source="for i in range(3):\n    assert add(i, i) == 2 * i", origin="heldout"),
+            Check(source="assert twice(add(1, 1)) == 4", origin="heldout"),
         ),
     )
     judge = PythonJudge()

@@ -19,7 +19,7 @@ from critiquebench.judges._plain import (
     markdown_fence,
     markdown_text,
 )
-from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks
+from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks, trusted_code
 from critiquebench.judges._python import DEFAULT_STATIC, PythonJudge, SandboxLimits, probe_sandbox
 from critiquebench.judges._registry import (
     DEFAULT_JUDGE,
@@ -97,4 +97,5 @@ __all__ = [
     "plan_check",
     "plan_checks",
     "probe_sandbox",
+    "trusted_code",
 ]

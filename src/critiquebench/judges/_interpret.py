@@ -160,6 +160,10 @@ class _Reading:
             self.failures.append(failure)
 
     def _decide(self, plan: PlannedCheck, event: dict[str, Any]) -> Failure | None:
+        if plan.mode == "value" and not plan.calls:
+            # Nothing of the answer's is asked (``import math``, ``assert True``): the
+            # parent decides alone, whatever event the attempt wrote for it.
+            return self._outcome(plan, [])
         result = event.get("kind")
         if result == "timeout":
             return _check_failure(plan, "timeout", "the check exceeded its time limit")
@@ -183,6 +187,10 @@ class _Reading:
             decoded = [decode(value) for value in values]
         except MalformedValue as exc:
             return _check_failure(plan, "crash", str(exc))
+        return self._outcome(plan, decoded)
+
+    @staticmethod
+    def _outcome(plan: PlannedCheck, decoded: list[Any]) -> Failure | None:
         outcome = plan.outcome(decoded)
         if outcome.passed:
             return None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from critiquebench.judges._attempt import attempt_request, judge_attempt
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
-from critiquebench.judges._plan import PlannedCheck, plan_checks
+from critiquebench.judges._plan import PlannedCheck, plan_checks, trusted_code
 from critiquebench.judges._proof import owned_failure
 from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
 from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
@@ -180,7 +180,10 @@ class PythonJudge:
     def _planned(self, case: Case) -> list[PlannedCheck]:
         """The case's checks, planned once per judge (parsing them is most of the
         parent's share of an attempt); a plan is never changed after it is made."""
-        checks, entry_point = case.checks, case.entry_point
+        checks = case.checks
+        # The suite's own code joins the entry point in the key: its helpers are planned.
+        trusted = trusted_code(case.setup, case.prompt, case.prompt_is_code)
+        entry_point = f"{case.entry_point}\0{trusted}"
         with self._lock:
             seen = self._by_identity.get(id(checks))
         if seen is not None and seen[0] is checks and seen[1] == entry_point:
@@ -189,7 +192,7 @@ class PythonJudge:
         with self._lock:
             known = self._plans.get(key)
         if known is None:
-            known = plan_checks(checks, entry_point)
+            known = plan_checks(checks, case.entry_point, trusted)
             with self._lock:
                 self._plans[key] = known
         with self._lock:

@@ -285,7 +285,7 @@ def validate_suite(
         HumanEvalUnavailableError: ``humaneval`` asked for without its package.
     """
     # Imported here: the judges package imports this one.
-    from critiquebench.judges import JudgeSet, plan_checks
+    from critiquebench.judges import JudgeSet, plan_checks, trusted_code
 
     located, problems, jsonl = _locate(name_or_path)
     problems += uninformative_feedback(located)
@@ -293,7 +293,11 @@ def validate_suite(
         plan
         for _, case in located
         if case.judge == "python"  # where a check runs is a question of the Python judge
-        for plan in plan_checks(case.checks, case.entry_point)
+        for plan in plan_checks(
+            case.checks,
+            case.entry_point,
+            trusted_code(case.setup, case.prompt, case.prompt_is_code),
+        )
     ]
     checked: int | None = None
     started = time.perf_counter()

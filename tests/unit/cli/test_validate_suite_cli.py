@@ -183,9 +183,16 @@ def test_a_judge_that_cannot_judge_is_an_error_not_a_pass(tmp_path: Path) -> Non
 
 
 def test_checks_the_parent_cannot_decide_are_counted(tmp_path: Path) -> None:
-    looped = {**GOOD, "heldout_tests": ["for i in range(3):\n    assert add(i, i) == 2 * i"]}
+    # A loop over a closed range is unrolled and decided in the parent; a while loop is not.
+    looped = {
+        **GOOD,
+        "heldout_tests": [
+            "for i in range(3):\n    assert add(i, i) == 2 * i",
+            "while False:\n    assert add(1, 1) == 3",
+        ],
+    }
     code, output = _validate(
         str(_suite(tmp_path, GOOD, {**looped, "id": "x/loop"})), "--no-references"
     )
     assert code == 0
-    assert "1 of 5 check(s) run inside the sandbox" in output
+    assert "1 of 6 check(s) run inside the sandbox" in output

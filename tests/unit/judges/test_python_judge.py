@@ -97,9 +97,11 @@ def test_a_case_s_checks_are_planned_once_and_judge_every_attempt_alike(
     planned: list[str] = []
     plan = python_judge.plan_checks
 
-    def counted(checks: tuple[Check, ...], entry_point: str) -> list[PlannedCheck]:
+    def counted(
+        checks: tuple[Check, ...], entry_point: str, trusted: str = ""
+    ) -> list[PlannedCheck]:
         planned.append(entry_point)
-        return plan(checks, entry_point)
+        return plan(checks, entry_point, trusted)
 
     monkeypatch.setattr(python_judge, "plan_checks", counted)
     judge = PythonJudge(static=None)
