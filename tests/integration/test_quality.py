@@ -143,6 +143,12 @@ def _total_below_tests(run: Path) -> None:
     _rewrite(_unit_file(run, "cases"), _set(defects_final=5, defects_total_final=2))
 
 
+def _raw_below_bounded(run: Path) -> None:
+    # The per-kind bound only lowers a count: the raw count is never below it.
+    changes = {"defects_final": 0, "defects_total_final": 3, "defects_total_final_raw": 1}
+    _rewrite(_unit_file(run, "cases"), _set(**changes))
+
+
 CORRUPTIONS = {
     "null arm": (_null_arm, "cases", "expect_column_values_to_not_be_null", ("arm",)),
     "negative tokens": (
@@ -212,6 +218,12 @@ CORRUPTIONS = {
         "cases",
         "expect_column_pair_values_a_to_be_greater_than_b",
         ("defects_total_final", "defects_final"),
+    ),
+    "raw defects below the bounded count": (
+        _raw_below_bounded,
+        "cases",
+        "expect_column_pair_values_a_to_be_greater_than_b",
+        ("defects_total_final_raw", "defects_total_final"),
     ),
     "lost calls file": (
         _lost_calls_file,

@@ -134,6 +134,7 @@ def _details(report: RunReport) -> list[str]:
             )
     if report.arms and not any(a.arm == "A" for a in report.arms):
         lines.append("No arm A in this run: reductions need the baseline.")
+    lines.append(report.bounded_text or "")  # None unless some unit's count was bounded
     return [line for line in lines if line]
 
 

@@ -300,6 +300,7 @@ def _arms(
                 cost_experiment=cost.experiment_cost,
                 cost_per_defect_removed=_per_defect(baseline, row, summaries, cost),
                 description=descriptions.get(arm, ""),
+                units_bounded=int(row["units_bounded"] or 0),
             )
         )
     return tuple(arms)

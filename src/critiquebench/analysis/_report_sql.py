@@ -60,7 +60,11 @@ SELECT
     count(*) FILTER (WHERE halt_reason IN ('passed', 'critic_ok') AND NOT passed)
         AS green_but_failed,
     sum(verifier_errors) AS verifier_errors,
-    sum(findings_killed) AS findings_killed
+    sum(findings_killed) AS findings_killed,
+    -- the per-kind bound (judges.counted) lowered the first draft's or the answer
+    -- kept's count; NULL raw counts (schema < 6) were never bounded
+    count(*) FILTER (WHERE defects_total_initial_raw > defects_total_initial
+                        OR defects_total_final_raw > defects_total_final) AS units_bounded
 FROM valid GROUP BY arm ORDER BY arm
 """
 )

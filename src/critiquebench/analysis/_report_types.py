@@ -123,6 +123,11 @@ class ArmSummary:
     """Units that halted ``passed``/``critic_ok`` (what the loop saw was clean) whose
     answer kept still fails the measurement, e.g. a held-out check."""
     description: str = ""  # the arm's one line from its ArmSpec (the registry)
+    units_bounded: int = 0
+    """Units whose first draft or answer kept had a defect count the per-kind bound
+    lowered (``judges.counted``, README "Bounded counts"): their raw counts are in the
+    tables (``cases.defects_total_final_raw`` ...), their bounded ones in every number
+    here. 0 in reports written before the bound."""
 
     @property
     def reduction_vs_a(self) -> float | None:
@@ -302,6 +307,24 @@ class RunReport:
     """Per skill description and arm, the trigger judge's precision, recall and
     false-trigger rates (empty without trigger cases)."""
     version: int = REPORT_VERSION
+
+    @property
+    def units_bounded(self) -> int:
+        """Units of every arm whose count the per-kind bound lowered."""
+        return sum(arm.units_bounded for arm in self.arms)
+
+    @property
+    def bounded_text(self) -> str | None:
+        """One line naming, per arm, the units whose count the per-kind bound lowered;
+        None when none was (an ordinary run's outputs then do not change)."""
+        if not self.units_bounded:
+            return None
+        per_arm = ", ".join(f"{arm.arm} {arm.units_bounded}" for arm in self.arms)
+        return (
+            f"Bounded counts: {self.units_bounded} unit(s) had a defect count lowered to "
+            f"the per-kind bound (per arm: {per_arm}); raw counts are in the tables "
+            "(*_raw columns)."
+        )
 
     @property
     def unknown_models(self) -> tuple[str, ...]:

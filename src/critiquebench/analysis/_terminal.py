@@ -251,6 +251,8 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
         lines.append("No arm A in this run: reductions need the baseline.")
     if report.unknown_models:
         lines.append(f"Unpriced models (cost counted as 0): {', '.join(report.unknown_models)}")
+    if report.bounded_text:  # only then: an ordinary run's lines stay as they were
+        lines.append(report.bounded_text)
     return lines
 
 

@@ -3,6 +3,7 @@
 from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
 from critiquebench.judges._failure import (
     ARTIFACT_KINDS,
+    COUNT_BOUND,
     DEFECT_GROUPS,
     FAILURE_KINDS,
     STATIC_KINDS,
@@ -10,6 +11,7 @@ from critiquebench.judges._failure import (
     Failure,
     FailureKind,
     JudgeResult,
+    counted,
     defect_group,
 )
 from critiquebench.judges._plain import (
@@ -52,6 +54,7 @@ from critiquebench.judges._static import (
 
 __all__ = [
     "ARTIFACT_KINDS",
+    "COUNT_BOUND",
     "DEFAULT_JUDGE",
     "DEFAULT_STATIC",
     "DEFECT_GROUPS",
@@ -84,6 +87,7 @@ __all__ = [
     "UnknownJudgeError",
     "artifact_format",
     "case_problems",
+    "counted",
     "defect_group",
     "detect_mode",
     "fallback_refusal",

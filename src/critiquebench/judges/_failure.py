@@ -63,6 +63,31 @@ DEFECT_GROUPS: tuple[str, ...] = ("tests", *STATIC_KINDS, *ARTIFACT_KINDS)
 # Kinds that stop the run of the remaining checks; each counts one defect of its own.
 FATAL_KINDS: frozenset[FailureKind] = frozenset({"syntax", "import", "crash"})
 
+COUNT_BOUND = 20
+"""At most this many defects of one kind count per attempt, for every kind but the
+test kinds (README "Bounded counts"). One answer with 3,004 lint findings or 5,500
+broken links would otherwise outweigh a hundred answers in an arm's mean; 20 is well
+above what a plainly wrong answer scores (a bundled suite's first drafts stay below
+it) while a flood counts as a bad answer, not as a hundred of them."""
+
+
+def counted(kind: FailureKind, found: tuple[Failure, ...]) -> int:
+    """How many of ``found`` (all of kind ``kind``) count as defects: the bounding rule.
+
+    Test kinds count every failure: there is at most one per check (or one fatal
+    failure), so the case's checks bound them already. Lint and type findings count
+    distinct (file, line, rule) triples, so a tool that repeats itself on one line
+    counts once. Every kind but the test kinds then counts at most ``COUNT_BOUND``.
+    The raw count (``len(found)``) is kept beside it in the tables.
+    """
+    if kind in TEST_KINDS:
+        return len(found)
+    if kind in STATIC_KINDS:
+        distinct = len({(f.file, f.line, f.code) for f in found})
+    else:
+        distinct = len(found)
+    return min(distinct, COUNT_BOUND)
+
 
 @dataclass(frozen=True)
 class Failure:
@@ -140,25 +165,46 @@ class JudgeResult:
         return tuple(f for f in everything if f.origin in origins or not f.origin)
 
     def defects(self, origins: frozenset[str] | None = None) -> int:
-        """Test defects, over all checks or only those whose origin is in ``origins``."""
+        """Test defects (and other judges' ``failures``), bounded per kind by
+        :func:`counted`, over all checks; or, with ``origins``, the number of failures
+        and findings the loop sees (``visible_to``), unbounded: what it is shown."""
         if origins is None:
-            return len(self.failures)
+            counts = self.defects_by_kind()
+            return sum(counts[kind] for kind in {f.kind for f in self.failures})
         return len(self.visible_to(origins))
 
     def defects_total(self) -> int:
-        """The harness's measured defects: failed tests + lint findings + type errors."""
+        """The harness's measured defects: failed tests + lint findings + type errors,
+        each kind bounded by :func:`counted` (the headline numbers use this)."""
+        return sum(self.defects_by_kind().values())
+
+    def defects_total_raw(self) -> int:
+        """Every failure and finding, unbounded: what :func:`counted` started from."""
         return len(self.failures) + len(self.findings)
 
     def of_kind(self, kind: FailureKind) -> tuple[Failure, ...]:
         """Failures or findings of one kind."""
         return tuple(f for f in (*self.failures, *self.findings) if f.kind == kind)
 
-    def defects_by_kind(self) -> dict[FailureKind, int]:
-        """Defect counts for every kind (zeros included): tests, lint and types."""
+    def defects_by_kind_raw(self) -> dict[FailureKind, int]:
+        """Failure and finding counts for every kind (zeros included), unbounded."""
         counts: dict[FailureKind, int] = dict.fromkeys(FAILURE_KINDS, 0)
         for failure in (*self.failures, *self.findings):
             counts[failure.kind] += 1
         return counts
+
+    def defects_by_kind(self) -> dict[FailureKind, int]:
+        """Defect counts for every kind (zeros included), each bounded by :func:`counted`."""
+        counts: dict[FailureKind, int] = dict.fromkeys(FAILURE_KINDS, 0)
+        for kind, n in self.defects_by_kind_raw().items():
+            if n:
+                counts[kind] = counted(kind, self.of_kind(kind))
+        return counts
+
+    def bounded_kinds(self) -> dict[FailureKind, int]:
+        """The raw count of each kind the bounding rule lowered (empty: none was)."""
+        bounded = self.defects_by_kind()
+        return {kind: n for kind, n in self.defects_by_kind_raw().items() if n > bounded[kind]}
 
     @property
     def passed(self) -> bool:

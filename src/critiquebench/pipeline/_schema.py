@@ -38,6 +38,14 @@ Version 5 added to ``runs``: ``content_json`` (path and SHA-256 of the suite, re
 and price files, which ``experiment_hash`` now covers) and ``prices_json`` (the
 price table's text as the run read it, so a report from any folder prices with
 it). Both are null in older rows: those runs are reported and resumed as before.
+
+Version 6 bounds a unit's count per defect kind (``judges.counted``, README "Bounded
+counts"): ``defects``, ``defects_total``, ``defects_<kind>`` and their ``cases``
+counterparts count at most ``COUNT_BOUND`` per kind (lint and types: distinct file,
+line and rule); the raw counts are kept in ``attempts.defects_total_raw``,
+``defects_raw_by_kind``, ``cases.defects_total_initial_raw``,
+``defects_total_final_raw`` and ``final_raw_by_kind`` (null in older rows, whose
+counts were never bounded).
 """
 
 from __future__ import annotations
@@ -51,10 +59,10 @@ from typing import Any, Union, get_args, get_origin
 
 import pyarrow as pa
 
-from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
+from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -167,8 +175,15 @@ _KIND_DOCS = {
 
 
 def _kind_columns(prefix: str) -> list[Column]:
+    # Every kind's column holds the bounded count (judges.counted); the raw one is in
+    # the table's raw-by-kind JSON when the bound lowered it.
     return [
-        Column(f"{prefix}_{kind}", pa.int32(), _KIND_DOCS.get(kind, f"Defects of kind '{kind}'."))
+        Column(
+            f"{prefix}_{kind}",
+            pa.int32(),
+            _KIND_DOCS.get(kind, f"Defects of kind '{kind}'.")
+            + ("" if kind in TEST_KINDS else " At most COUNT_BOUND (README 'Bounded counts')."),
+        )
         for kind in FAILURE_KINDS
     ]
 
@@ -289,6 +304,26 @@ CASES = [
         "defects and reduction use it (null before v3: read as defects_final).",
         nullable=True,
     ),
+    Column(
+        "defects_total_initial_raw",
+        pa.int32(),
+        "defects_total_initial before the per-kind bound (README 'Bounded counts'); "
+        "greater only when the rule lowered a count (null before v6).",
+        nullable=True,
+    ),
+    Column(
+        "defects_total_final_raw",
+        pa.int32(),
+        "defects_total_final before the per-kind bound (null before v6).",
+        nullable=True,
+    ),
+    Column(
+        "final_raw_by_kind",
+        pa.string(),
+        "JSON {kind: raw count} of the final answer's kinds the bound lowered; '{}' when "
+        "none was (null before v6).",
+        nullable=True,
+    ),
     *_kind_columns("final"),
     *_findings_columns("final_"),
     Column("checks_total", pa.int32(), "Number of checks of the case."),
@@ -335,7 +370,21 @@ ATTEMPTS = [
     Column(
         "defects_total",
         pa.int32(),
-        "Measured defects: tests + lint + types (null before v3).",
+        "Measured defects: tests + lint + types, each kind bounded (README 'Bounded "
+        "counts'; null before v3).",
+        nullable=True,
+    ),
+    Column(
+        "defects_total_raw",
+        pa.int32(),
+        "defects_total before the per-kind bound (null before v6).",
+        nullable=True,
+    ),
+    Column(
+        "defects_raw_by_kind",
+        pa.string(),
+        "JSON {kind: raw count} of the kinds the bound lowered; '{}' when none was "
+        "(null before v6).",
         nullable=True,
     ),
     *_kind_columns("defects"),

@@ -119,6 +119,11 @@ def _findings_json(result: JudgeResult, kind: FailureKind) -> str:
     )
 
 
+def _raw_json(result: JudgeResult) -> str:
+    # Only the kinds the bounding rule lowered: "{}" for nearly every attempt.
+    return json.dumps(result.bounded_kinds(), sort_keys=True)
+
+
 def _attempt_row(identity: Row, attempt: Attempt) -> Row:
     result = attempt.result
     return {
@@ -127,6 +132,8 @@ def _attempt_row(identity: Row, attempt: Attempt) -> Row:
         "defects": attempt.defects,
         "defects_feedback": attempt.feedback_defects,
         "defects_total": attempt.defects_total,
+        "defects_total_raw": result.defects_total_raw(),
+        "defects_raw_by_kind": _raw_json(result),
         **{f"defects_{kind}": n for kind, n in result.defects_by_kind().items()},
         **{f"{kind}_findings": _findings_json(result, kind) for kind in STATIC_KINDS},
         "checks_passed": result.checks_passed,
@@ -191,6 +198,9 @@ def outcome_rows(
         "defects_feedback_final": final.feedback_defects,
         "defects_total_initial": first.defects_total,
         "defects_total_final": final.defects_total,
+        "defects_total_initial_raw": first.result.defects_total_raw(),
+        "defects_total_final_raw": final.result.defects_total_raw(),
+        "final_raw_by_kind": _raw_json(final.result),
         **{f"final_{kind}": n for kind, n in final.result.defects_by_kind().items()},
         **{f"final_{kind}_findings": _findings_json(final.result, kind) for kind in STATIC_KINDS},
         "checks_total": len(case.checks),

@@ -138,6 +138,10 @@ def _cases(arms: ArmSpecs) -> list[gxe.Expectation]:
         *_total_at_least_tests(
             ("defects_total_initial", "defects_initial"), ("defects_total_final", "defects_final")
         ),
+        *_raw_at_least_counted(
+            ("defects_total_initial_raw", "defects_total_initial"),
+            ("defects_total_final_raw", "defects_total_final"),
+        ),
         gxe.ExpectColumnPairValuesToBeEqual(
             column_A="calls", column_B="call_rows", description="calls matches its rows in calls"
         ),
@@ -164,10 +168,26 @@ def _total_at_least_tests(*pairs: tuple[str, str]) -> list[gxe.Expectation]:
     ]
 
 
+def _raw_at_least_counted(*pairs: tuple[str, str]) -> list[gxe.Expectation]:
+    """The bounding rule only ever lowers a count: a raw count is never below the
+    bounded one; rows written before the bound (schema < 6) have no raw count."""
+    return [
+        gxe.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=raw,
+            column_B=bounded,
+            or_equal=True,
+            ignore_row_if="either_value_is_missing",
+            description=f"{raw} is {bounded} before the per-kind bound, never less",
+        )
+        for raw, bounded in pairs
+    ]
+
+
 def _attempts(arms: ArmSpecs) -> list[gxe.Expectation]:
     return [
         gxe.ExpectCompoundColumnsToBeUnique(column_list=[*UNIT_KEY, "iteration"]),
         *_total_at_least_tests(("defects_total", "defects")),
+        *_raw_at_least_counted(("defects_total_raw", "defects_total")),
         gxe.ExpectColumnValuesToBeInSet(
             column="iteration_contiguous",
             value_set=[True],

@@ -56,6 +56,9 @@ class FakeUnit:
     their sum must be the attempt's ``defects``."""
     checks: int = 0
     """The case's number of checks (``cases.checks_total``)."""
+    raw: tuple[int, ...] = ()
+    """Each attempt's defects before the per-kind bound (``defects_total_raw``); with
+    it, ``defects`` are the bounded totals. Default: no raw column, as before schema v6."""
 
     @property
     def kept(self) -> int:
@@ -104,6 +107,33 @@ def _by_kind(unit: FakeUnit, iteration: int) -> dict[str, Any]:
     }
 
 
+def _raw(unit: FakeUnit, iteration: int) -> dict[str, Any]:
+    """An attempt's bounded and raw totals, when the test gives raw counts."""
+    if not unit.raw:
+        return {}
+    bounded, raw = unit.defects[iteration], unit.raw[iteration]
+    lowered = {"lint": raw} if raw > bounded else {}  # which kind does not matter here
+    return {
+        "defects_total": bounded,
+        "defects_total_raw": raw,
+        "defects_raw_by_kind": json.dumps(lowered),
+    }
+
+
+def _raw_final(unit: FakeUnit) -> dict[str, Any]:
+    """``cases``' bounded and raw totals of the first draft and the answer kept."""
+    if not unit.raw:
+        return {}
+    first, kept = _raw(unit, 0), _raw(unit, unit.kept)
+    return {
+        "defects_total_initial": first["defects_total"],
+        "defects_total_final": kept["defects_total"],
+        "defects_total_initial_raw": first["defects_total_raw"],
+        "defects_total_final_raw": kept["defects_total_raw"],
+        "final_raw_by_kind": kept["defects_raw_by_kind"],
+    }
+
+
 def _final_kinds(attempt: dict[str, Any]) -> dict[str, Any]:
     """``cases.final_<kind>`` from the kept attempt's ``defects_<kind>``."""
     kinds = {key.removeprefix("defects_"): n for key, n in attempt.items()}
@@ -124,6 +154,7 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
                 "defects_feedback": visible[i],
                 "failures": json.dumps([{"kind": kind} for kind in unit.kinds for _ in range(d)]),
                 "artifact": artifacts[i],
+                **_raw(unit, i),
                 **_by_kind(unit, i),
             },
         )
@@ -167,6 +198,7 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
             "defects_total_initial": first.get("defects_total"),
             "defects_total_final": kept.get("defects_total"),
             **_final_kinds(kept),
+            **_raw_final(unit),
             "final_artifact": artifacts[unit.kept],
             "passed": kept.get("defects", final) == 0,
             "loops": len(unit.defects) - 1,
