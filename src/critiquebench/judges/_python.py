@@ -112,8 +112,8 @@ class PythonJudge:
             return _infrastructure(case, judged.infrastructure_error, started, judged.owned_kind)
         findings: tuple[Failure, ...] = ()
         if self.static is not None:
-            # A tool failure would make the lint/types counts silently low: the unit is
-            # an infrastructure error instead (excluded, retried by a rerun).
+            # A tool failure would make the lint/types counts silently low: it is a
+            # suspected infrastructure error instead, which the proof door settles.
             try:
                 report = self.static.check(artifact, case.prompt)
             except Exception as exc:  # check() returns its errors; this is a last fence
@@ -161,7 +161,7 @@ class PythonJudge:
         if self.static is None:
             return result
         try:
-            report = self.static.check(artifact)
+            report = self.static.check(artifact, case.prompt)
         except Exception:  # the checkers' own failure: the tests' count stands alone
             return result
         return replace(result, findings=report.findings if report.error is None else ())
