@@ -51,6 +51,9 @@ class SandboxLimits:
     """Give each attempt fresh user, PID and mount namespaces where the kernel allows."""
 
 
+_REFERENCE_CHECK_S = 10.0
+"""CPU-seconds one check of a reference solution may take while it is being timed."""
+
 _IDENTITY_ENTRIES = 4096
 """Most check tuples whose plans are found by identity (the rest by content)."""
 
@@ -209,7 +212,14 @@ class PythonJudge:
         with self._lock:
             known = self._reference_s.get(key)
         if known is None:
-            judged = self._attempt(case, case.reference_solution, plans, self.limits)
+            # Timed under generous limits: under the floor's, a reference slower than the
+            # floor would stop at it, and the limits scaled from it would be the floor's.
+            timing = replace(
+                self.limits,
+                check_timeout_s=max(self.limits.check_timeout_s, _REFERENCE_CHECK_S),
+                wall_s=max(self.limits.wall_s, _REFERENCE_CHECK_S * min(len(case.checks), 5)),
+            )
+            judged = self._attempt(case, case.reference_solution, plans, timing)
             known = max(judged.times.values(), default=0.0)
             with self._lock:
                 self._reference_s[key] = known
