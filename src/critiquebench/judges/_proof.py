@@ -143,12 +143,12 @@ class ProofDoor:
             if control is None:
                 reason = "no control of known outcome could be judged (no reference solution, "
                 reason += "no canary of the judge, no answer it judged cleanly before)"
-                return _excluded(case, f"{suspicion}; {reason}", started)
+                return infrastructure_result(case, f"{suspicion}; {reason}", started)
             what, outcome, healthy = control
             if not healthy:
                 why = _short(outcome.infrastructure_error) or _defects_in_words(outcome)
                 message = f"{suspicion}; the control ({what}) failed too: {why}"
-                return _excluded(case, message, started)
+                return infrastructure_result(case, message, started)
             message = (
                 f"the answer failed again on a fresh judge while the control ({what}) was "
                 f"judged healthily beside it: {_short(again.infrastructure_error)}"
@@ -186,10 +186,12 @@ def judged(judge: Judge, name: str, case: Case, artifact: str) -> JudgeResult:
     try:
         result = judge(case, artifact)
     except Exception as exc:
-        return _excluded(case, f"judge {name!r}: {type(exc).__name__}: {exc}", time.perf_counter())
+        return infrastructure_result(
+            case, f"judge {name!r}: {type(exc).__name__}: {exc}", time.perf_counter()
+        )
     if not isinstance(result, JudgeResult):
         message = f"judge {name!r} returned a {type(result).__name__}, not a JudgeResult"
-        return _excluded(case, message, time.perf_counter())
+        return infrastructure_result(case, message, time.perf_counter())
     return result
 
 
@@ -241,13 +243,18 @@ def owned_failure(case: Case, kind: FailureKind, message: str, started: float) -
     )
 
 
-def _excluded(case: Case, message: str, started: float) -> JudgeResult:
+def infrastructure_result(
+    case: Case, message: str, started: float, owned_kind: FailureKind = "crash"
+) -> JudgeResult:
+    """A judgement that did not judge: ``message`` is the (suspected or proven)
+    infrastructure error, ``owned_kind`` the defect an answer that owns it would get."""
     return JudgeResult(
         failures=(),
         checks_total=len(case.checks),
         checks_passed=0,
         duration_s=time.perf_counter() - started,
         infrastructure_error=message,
+        owned_kind=owned_kind,
     )
 
 

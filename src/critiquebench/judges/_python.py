@@ -12,7 +12,7 @@ from critiquebench.judges._attempt import attempt_request, judge_attempt
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks, trusted_code
-from critiquebench.judges._proof import owned_failure
+from critiquebench.judges._proof import infrastructure_result, owned_failure
 from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
 from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
 from critiquebench.suites import Case, Check
@@ -110,9 +110,11 @@ class PythonJudge:
                 if limits != self.limits:
                     judged = self._attempt(case, artifact, plans, limits)
         except Exception as exc:  # the judge's own failure, never the candidate's defect
-            return _infrastructure(case, f"judge error: {type(exc).__name__}: {exc}", started)
+            return infrastructure_result(case, f"judge error: {type(exc).__name__}: {exc}", started)
         if judged.infrastructure_error:
-            return _infrastructure(case, judged.infrastructure_error, started, judged.owned_kind)
+            return infrastructure_result(
+                case, judged.infrastructure_error, started, judged.owned_kind
+            )
         findings: tuple[Failure, ...] = ()
         if self.static is not None:
             # A tool failure would make the lint/types counts silently low: it is a
@@ -122,7 +124,7 @@ class PythonJudge:
             except Exception as exc:  # check() returns its errors; this is a last fence
                 report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
             if report.error is not None:
-                return _infrastructure(case, report.error, started)
+                return infrastructure_result(case, report.error, started)
             findings = report.findings
         return JudgeResult(
             failures=tuple(judged.failures),
@@ -242,19 +244,6 @@ CANARY_ANSWER = "def add(a: int, b: int) -> int:\n    return a + b\n"
 
 def _timed_out(judged: Interpretation) -> bool:
     return any(failure.kind == "timeout" for failure in judged.failures)
-
-
-def _infrastructure(
-    case: Case, message: str, started: float, owned_kind: FailureKind = "crash"
-) -> JudgeResult:
-    return JudgeResult(
-        failures=(),
-        checks_total=len(case.checks),
-        checks_passed=0,
-        duration_s=time.perf_counter() - started,
-        infrastructure_error=message,
-        owned_kind=owned_kind,
-    )
 
 
 def probe_sandbox(judge: PythonJudge | None = None) -> str:
