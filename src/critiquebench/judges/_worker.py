@@ -816,7 +816,10 @@ def _start(options: dict[str, Any]) -> dict[str, Any]:
             os.setgid(_NOBODY)
             os.setuid(_NOBODY)
         except OSError as exc:
-            facts["notes"].append(f"could not leave root ({exc})")
+            # Never judge as root what was meant to run as nobody: the parent sees the
+            # worker end before its greeting and reports why from this line.
+            sys.stderr.write(f"the sandbox worker could not leave root ({exc})\n")
+            raise SystemExit(3) from exc
     facts["uid"] = os.geteuid()
     for name in _WARM:
         with contextlib.suppress(ImportError):

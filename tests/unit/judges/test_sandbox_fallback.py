@@ -100,3 +100,32 @@ def test_the_run_is_refused_before_any_work_with_exit_2(
     assert result.exit_code == 2, result.output
     assert FIX in " ".join(result.output.split())
     assert not output.exists()
+
+
+class _QuietLibc:
+    """prctl/unshare that change nothing, so the worker's set-up can run in the test."""
+
+    def prctl(self, *args: object) -> int:
+        return 0
+
+    def unshare(self, *args: object) -> int:
+        return 0
+
+
+def test_a_worker_that_cannot_leave_root_ends_instead_of_judging_as_root(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from critiquebench.judges import _worker
+
+    def refuse(_uid: int) -> None:
+        raise PermissionError("operation not permitted")
+
+    monkeypatch.setattr(_worker, "_libc", _QuietLibc)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(os, "setgroups", lambda _groups: None)
+    monkeypatch.setattr(os, "setgid", lambda _gid: None)
+    monkeypatch.setattr(os, "setuid", refuse)
+    with pytest.raises(SystemExit) as ended:
+        _worker._start({"drop_to_nobody": True})
+    assert ended.value.code != 0
+    assert "could not leave root" in capsys.readouterr().err
