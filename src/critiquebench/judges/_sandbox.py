@@ -317,7 +317,7 @@ class Worker:
             self._send(options)
             self.facts: dict[str, Any] = json.loads(self._receive(_START_TIMEOUT_S))
             if options["drop_to_nobody"] and self.facts.get("uid") == 0:
-                raise SandboxRefused("the sandbox worker stayed root although it was to run as nobody")
+                raise SandboxRefused("the sandbox worker stayed root instead of nobody")
         except SandboxUnavailable:
             self.close()
             raise
