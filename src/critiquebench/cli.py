@@ -253,6 +253,8 @@ def _execute(config: RunConfig, cases: list[Case]) -> None:
             f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "
             f"reps {config.reps}, model {config.model}, retry limit {config.retry_limit}"
         )
+        if server.process is None:
+            console.print(f"Prefect API: {server.api_url} (already running)")
         problem: Exception | None = None
         try:
             server.wait_ready()
@@ -605,6 +607,36 @@ def power(
         console.print(
             f"Fewest cases for a {goal:.0%} chance of '{right}' at {reps} rep(s): {found}"
         )
+
+
+@app.command()
+def server(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 for the Prefect API and UI.")] = 4200,
+) -> None:
+    """Keep a Prefect server running for this project, so runs start without one.
+
+    Runs started in this project while it answers report to it (and show in its UI)
+    instead of starting a temporary server each. Stop it with Ctrl-C.
+    """
+    from critiquebench.prefect_env import configure_prefect_environment
+    from critiquebench.prefect_server import serve_standing
+
+    home = configure_prefect_environment(default_prefect_home())
+    home.mkdir(parents=True, exist_ok=True)
+
+    def announce(api_url: str) -> None:
+        console.print(f"Prefect API {api_url} (UI at {api_url.removesuffix('/api')})")
+        console.print("runs of this project report here while it runs; Ctrl-C stops it")
+        sys.stdout.flush()
+
+    try:
+        code = serve_standing(home, port, announce)
+    except KeyboardInterrupt:
+        raise typer.Exit(code=0) from None
+    except RuntimeError as exc:
+        raise _fail(str(exc)) from None
+    if code:
+        raise _fail(f"the Prefect server ended with code {code}")
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""A temporary Prefect API for one local run, started early and without importing it.
+"""The Prefect API a run reports to: a temporary one started early and without
+importing it, or the standing one ``critiquebench server`` keeps for the project.
 
 With no ``PREFECT_API_URL``, Prefect starts a temporary server itself on the first
 flow call, after importing the whole server application (FastAPI, SQLAlchemy,
@@ -13,10 +14,16 @@ and they would read every event the run emits.
 
 The server dies with the process that started it, however that one ends (a SIGKILL
 included): see ``spawn_tied``.
+
+A temporary server costs every run its start (seconds of CPU on 2 cores). For daily
+use ``critiquebench server`` keeps one running for the project (``serve_standing``)
+and records where it listens in the Prefect home; a run that finds that record, and a
+server answering at it, reports there and starts without one of its own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -25,11 +32,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 from critiquebench._background import in_thread
 
@@ -40,6 +48,12 @@ _SERVER_ENV = {
     "PREFECT__SERVER_FINAL": "1",
     "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
 }
+# The standing server keeps the UI (a user who keeps a server wants to look at it) but
+# runs no background services: a local run schedules nothing and defines no automation.
+_STANDING_ENV = {"PREFECT__SERVER_WEBSERVER_ONLY": "1"}
+STANDING_RECORD = "critiquebench-server.json"
+"""The file, in the Prefect home, where ``critiquebench server`` records its API."""
+DEFAULT_STANDING_PORT = 4200
 
 
 # Run by the tied child before its real program: a daemon thread waits on the read end
@@ -151,9 +165,7 @@ def _become_ready(api_url: str, process: subprocess.Popen[bytes], timeout_s: flo
     raise RuntimeError(f"the temporary Prefect server did not answer in {timeout_s:g} s")
 
 
-def _watch_ready(
-    api_url: str, process: subprocess.Popen[bytes], timeout_s: float
-) -> Future[None]:
+def _watch_ready(api_url: str, process: subprocess.Popen[bytes], timeout_s: float) -> Future[None]:
     """``_become_ready`` on a daemon thread: a server that never answers must not keep
     the process alive."""
     return in_thread(
@@ -258,7 +270,7 @@ def local_prefect_api() -> Iterator[LocalServer]:
     at import. The variable is set for this process (and the task runners' worker
     processes, which inherit it) while the context is open.
     """
-    configured = _configured_api()
+    configured = _configured_api() or standing_api(_prefect_home())
     if configured:
         yield LocalServer(configured, None)
         return
@@ -276,3 +288,64 @@ def local_prefect_api() -> Iterator[LocalServer]:
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
+
+
+def _prefect_home() -> Path | None:
+    home = os.environ.get("PREFECT_HOME")
+    return Path(home) if home else None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def standing_api(home: Path | None) -> str | None:
+    """The API of the standing server recorded in Prefect home ``home``, if its process
+    lives and the API answers its health check; else None (a stale record is ignored)."""
+    if home is None:
+        return None
+    try:
+        record = json.loads((home / STANDING_RECORD).read_text(encoding="utf-8"))
+        api_url, pid = str(record["api_url"]), int(record["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _process_alive(pid) or not _answer(f"{api_url}/health"):
+        return None
+    return api_url
+
+
+def serve_standing(home: Path, port: int, on_ready: Callable[[str], None]) -> int:
+    """Run a Prefect API (with its UI) for Prefect home ``home`` on 127.0.0.1:``port``
+    until it exits or this process is interrupted; return the server's exit code.
+
+    While it answers, ``STANDING_RECORD`` in ``home`` names it, so runs of this
+    project report to it (see ``local_prefect_api``). The record goes when the server
+    does; one left by a killed process names a dead pid and is ignored.
+    """
+    if standing_api(home) is not None:
+        raise RuntimeError(f"a standing Prefect server already serves {home}")
+    args = ["--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1"]
+    args += ["--port", str(port), "--log-level", "warning", "--lifespan", "on"]
+    tied = spawn_tied("uvicorn", args, {**os.environ, **_STANDING_ENV})
+    api_url = f"http://127.0.0.1:{port}/api"
+    record = home / STANDING_RECORD
+    try:
+        _become_ready(api_url, tied.process, _READY_TIMEOUT_S)
+        partial_record = record.with_suffix(".tmp")
+        partial_record.write_text(
+            json.dumps({"api_url": api_url, "pid": os.getpid()}), encoding="utf-8"
+        )
+        partial_record.replace(record)  # a reader sees the whole record or none
+        on_ready(api_url)
+        return tied.process.wait()
+    finally:
+        with suppress(OSError, ValueError, KeyError):
+            if json.loads(record.read_text(encoding="utf-8"))["pid"] == os.getpid():
+                record.unlink()
+        tied.stop(10.0)
