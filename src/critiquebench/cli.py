@@ -287,7 +287,7 @@ def _run_prices(config: RunConfig) -> PriceTable | None:
 
 def _print_files(run_dir: Path) -> None:
     console.print(f"\nFiles written under {run_dir}:")
-    for table in ("runs", "cases", "attempts", "calls"):
+    for table in ("runs", "cases", "attempts", "calls", "transcripts"):
         count = len(list((run_dir / table).glob("*.parquet")))
         console.print(f"  {run_dir / table}/  ({count} Parquet file(s))")
     for name in _REPORT_FILES:
@@ -354,6 +354,42 @@ def compare(
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")
     console.print(comparison_table(reports[0], reports[1]))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run.")],
+    case_id: Annotated[
+        str | None, typer.Argument(help="The case; omit to list the run's units.")
+    ] = None,
+    arm: Annotated[
+        str | None, typer.Option("--arm", help="One arm; omit for every arm side by side.")
+    ] = None,
+    rep: Annotated[int, typer.Option("--rep", help="The repetition, from 0.")] = 0,
+    output: OutputOption = None,
+) -> None:
+    """Print one unit's story: each round's prompt, answer, checks, critic and diff."""
+    from critiquebench.analysis import (
+        StoryError,
+        load_stories,
+        render_side_by_side,
+        render_story,
+        render_units,
+        unit_list,
+    )
+
+    folder: Path = _setting("output", output)
+    try:
+        if case_id is None:
+            console.print(render_units(unit_list(folder, run_id), run_id))
+            return
+        stories = load_stories(folder, run_id, case_id, arm, rep)
+    except StoryError as exc:
+        raise _fail(str(exc)) from None
+    if len(stories) == 1:
+        console.print(render_story(stories[0]))
+    else:
+        console.print(render_side_by_side(stories))
 
 
 @app.command()
@@ -426,7 +462,7 @@ def _sql_error(error: Exception) -> str:
 
 
 SQL_VIEWS = (
-    *("runs", "cases", "attempts", "calls"),
+    *("runs", "cases", "attempts", "calls", "transcripts"),
     *("findings", "defects_by_kind", "trigger_decisions"),
 )
 """The views ``critiquebench sql`` offers (named here: the CLI does not import DuckDB to

@@ -83,6 +83,15 @@ if TYPE_CHECKING:
         summary_table,
         verdict_lines,
     )
+    from critiquebench.analysis._transcript_view import (
+        StoryError,
+        UnitStory,
+        load_stories,
+        render_side_by_side,
+        render_story,
+        render_units,
+        unit_list,
+    )
     from critiquebench.analysis._views import (
         connect,
         latest_run,
@@ -194,6 +203,18 @@ _LAZY = {
         "_views",
     ),
     **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
+    **dict.fromkeys(
+        (
+            "StoryError",
+            "UnitStory",
+            "load_stories",
+            "render_side_by_side",
+            "render_story",
+            "render_units",
+            "unit_list",
+        ),
+        "_transcript_view",
+    ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
@@ -225,7 +246,9 @@ __all__ = [
     "RunMeta",
     "RunReport",
     "StoredPrices",
+    "StoryError",
     "TokensPoint",
+    "UnitStory",
     "acceptance",
     "arm_summaries",
     "artifact_rows",
@@ -247,6 +270,7 @@ __all__ = [
     "latest_run",
     "lessons_markdown",
     "load_prices",
+    "load_stories",
     "markdown_code",
     "mcnemar_exact",
     "not_measured_lines",
@@ -258,12 +282,16 @@ __all__ = [
     "read_report",
     "reload_table",
     "render_html_report",
+    "render_side_by_side",
+    "render_story",
+    "render_units",
     "report_figures",
     "report_markdown",
     "sensitivity_lines",
     "stored_prices",
     "summary_table",
     "table_files",
+    "unit_list",
     "update_project_lessons",
     "verdict_lines",
     "views_sql",
