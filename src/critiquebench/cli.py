@@ -335,25 +335,47 @@ def compare(
     output: OutputOption = None,
     prices: PricesOption = None,
     target: TargetOption = TARGET_DEFAULT,
+    intersect: Annotated[
+        bool,
+        typer.Option(
+            "--intersect", help="Pair only the units both runs have when their case sets differ."
+        ),
+    ] = False,
 ) -> None:
-    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost.
+    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost, then
+    the paired difference (B minus A, unit by unit) with its interval, McNemar over
+    cases and the cases that flipped.
 
     Each run is reported with its own price table and target unless --prices or
-    --target is given.
+    --target is given. Runs of different suites or case sets are refused unless
+    --intersect.
     """
-    from critiquebench.analysis import build_report, comparison_table, connect
+    from critiquebench.analysis import (
+        PairingRefused,
+        build_report,
+        comparison_table,
+        connect,
+        paired_comparison,
+        paired_table,
+    )
 
     folder: Path = _setting("output", output)
     given = _given(ctx, {"prices": prices, "target": target})
     connection = connect(folder, [run_a, run_b], snapshot=True)
-    reports = []
+    reports, tables = [], {}
     for run in (run_a, run_b):
         price_table, goal = _run_settings(folder, run, given, target)
+        tables[run] = price_table
         reports.append(build_report(connection, run, prices=price_table, target=goal))
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")
+    try:
+        paired = paired_comparison(connection, run_a, run_b, prices=tables, intersect=intersect)
+    except PairingRefused as exc:
+        raise _fail(str(exc)) from None
     console.print(comparison_table(reports[0], reports[1]))
+    console.print(paired_table(paired))
 
 
 @app.command()

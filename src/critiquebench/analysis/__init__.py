@@ -40,6 +40,13 @@ if TYPE_CHECKING:
         write_report_files,
         write_reports,
     )
+    from critiquebench.analysis._paired import (
+        PairedComparison,
+        PairingRefused,
+        comparison_json,
+        paired_comparison,
+        paired_table,
+    )
     from critiquebench.analysis._project_lessons import (
         LESSONS_FILE,
         project_lessons_markdown,
@@ -205,6 +212,16 @@ _LAZY = {
     **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
     **dict.fromkeys(
         (
+            "PairedComparison",
+            "PairingRefused",
+            "comparison_json",
+            "paired_comparison",
+            "paired_table",
+        ),
+        "_paired",
+    ),
+    **dict.fromkeys(
+        (
             "StoryError",
             "UnitStory",
             "load_stories",
@@ -236,6 +253,8 @@ __all__ = [
     "McNemarResult",
     "MeanEstimate",
     "MissingUnit",
+    "PairedComparison",
+    "PairingRefused",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -257,6 +276,7 @@ __all__ = [
     "cluster_bootstrap_mean",
     "cluster_bootstrap_reduction",
     "clustered_mcnemar",
+    "comparison_json",
     "comparison_table",
     "connect",
     "cost_per_defect_removed",
@@ -275,6 +295,8 @@ __all__ = [
     "mcnemar_exact",
     "not_measured_lines",
     "paired_bootstrap_reduction",
+    "paired_comparison",
+    "paired_table",
     "pass_rate_vs_tokens",
     "project_lessons_markdown",
     "query_table",
