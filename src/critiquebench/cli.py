@@ -414,6 +414,57 @@ def show(
         console.print(render_side_by_side(stories))
 
 
+import_app = typer.Typer(
+    help="Turn another harness's results into a replay file, to judge them as an arm.",
+    no_args_is_help=True,
+)
+app.add_typer(import_app, name="import")
+ReplayOut = Annotated[
+    Path, typer.Option("--out", help="The replay file to write (JSONL; see --model replay:).")
+]
+
+
+def _imported(lines_of: Any, out: Path) -> None:
+    from critiquebench.models import ReplayFormatError, write_replay_file
+
+    try:
+        written = write_replay_file(out, lines_of())
+    except ReplayFormatError as exc:
+        raise _fail(str(exc)) from None
+    cases = len({case_id for case_id, _ in written.answers})
+    console.print(
+        f"wrote {out}: {len(written.answers)} line(s) for {cases} case(s); judge them with "
+        f"critiquebench run --arms A --model replay:{out} --suite SUITE"
+    )
+
+
+@import_app.command("inspect")
+def import_inspect(
+    log: Annotated[Path, typer.Argument(help="An inspect_ai eval log (.eval or .json).")],
+    out: ReplayOut,
+) -> None:
+    """An inspect_ai eval log: each sample's final answer, tokens and time (case id:
+    the sample's metadata case_id, else its id; rep: its epoch less one)."""
+    from critiquebench.models import inspect_replay_lines
+
+    _imported(lambda: inspect_replay_lines(log), out)
+
+
+@import_app.command("promptfoo")
+def import_promptfoo(
+    file: Annotated[Path, typer.Argument(help="The JSON of `promptfoo eval -o FILE.json`.")],
+    out: ReplayOut,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="The provider to import, if several.")
+    ] = None,
+) -> None:
+    """A promptfoo output file: each result's output, tokens and latency (case id: the
+    test's case_id var)."""
+    from critiquebench.models import promptfoo_replay_lines
+
+    _imported(lambda: promptfoo_replay_lines(file, provider), out)
+
+
 @app.command()
 def quorum(
     vote_files: Annotated[
