@@ -44,6 +44,8 @@ class FieldOption:
     flag: bool
     sequence: bool
     optional: bool
+    repeatable: bool = False
+    """A sequence the option may be given several times for (each may still hold commas)."""
 
 
 def _without_none(annotation: Any) -> tuple[Any, bool]:
@@ -115,6 +117,7 @@ def field_option(name: str, info: FieldInfo) -> FieldOption:
         flag=flag,
         sequence=sequence,
         optional=optional,
+        repeatable=sequence and bool(extra.get("cli_repeatable")),
     )
 
 
@@ -144,11 +147,14 @@ def option_default(option: FieldOption) -> str | bool | None:
 def typer_parameter(option: FieldOption) -> inspect.Parameter:
     """A keyword parameter that Typer turns into the option."""
     info = typer_option(option)
-    annotation = Annotated[bool, info] if option.flag else Annotated[str | None, info]
+    annotation: Any = Annotated[bool, info] if option.flag else Annotated[str | None, info]
+    default = option_default(option)
+    if option.repeatable:
+        annotation, default = Annotated[list[str] | None, info], None
     return inspect.Parameter(
         option.field,
         inspect.Parameter.KEYWORD_ONLY,
-        default=option_default(option),
+        default=default,
         annotation=annotation,
     )
 
@@ -179,6 +185,10 @@ def given_values(options: Sequence[FieldOption], raw: Mapping[str, object]) -> d
     values: dict[str, Any] = {}
     for option in options:
         value = raw.get(option.field)
+        if isinstance(value, list | tuple) and option.repeatable:
+            # each use of a repeatable option may itself list several, comma-separated
+            value = [part.strip() for item in value for part in str(item).split(",")]
+            value = [part for part in value if part] or None
         if value is None:
             continue
         if isinstance(value, str) and option.optional and value.strip().lower() == NONE:

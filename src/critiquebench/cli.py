@@ -289,7 +289,7 @@ def _run_prices(config: RunConfig) -> PriceTable | None:
 
 def _print_files(run_dir: Path) -> None:
     console.print(f"\nFiles written under {run_dir}:")
-    for table in ("runs", "cases", "attempts", "calls"):
+    for table in ("runs", "cases", "attempts", "calls", "transcripts"):
         count = len(list((run_dir / table).glob("*.parquet")))
         console.print(f"  {run_dir / table}/  ({count} Parquet file(s))")
     for name in _REPORT_FILES:
@@ -337,25 +337,134 @@ def compare(
     output: OutputOption = None,
     prices: PricesOption = None,
     target: TargetOption = TARGET_DEFAULT,
+    intersect: Annotated[
+        bool,
+        typer.Option(
+            "--intersect", help="Pair only the units both runs have when their case sets differ."
+        ),
+    ] = False,
 ) -> None:
-    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost.
+    """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost, then
+    the paired difference (B minus A, unit by unit) with its interval, McNemar over
+    cases and the cases that flipped.
 
     Each run is reported with its own price table and target unless --prices or
-    --target is given.
+    --target is given. Runs of different suites or case sets are refused unless
+    --intersect.
     """
-    from critiquebench.analysis import build_report, comparison_table, connect
+    from critiquebench.analysis import (
+        PairingRefused,
+        build_report,
+        comparison_table,
+        connect,
+        paired_comparison,
+        paired_table,
+    )
 
     folder: Path = _setting("output", output)
     given = _given(ctx, {"prices": prices, "target": target})
     connection = connect(folder, [run_a, run_b], snapshot=True)
-    reports = []
+    reports, tables = [], {}
     for run in (run_a, run_b):
         price_table, goal = _run_settings(folder, run, given, target)
+        tables[run] = price_table
         reports.append(build_report(connection, run, prices=price_table, target=goal))
     for run, built in zip((run_a, run_b), reports, strict=True):
         if not built.arms:
             raise _fail(f"no results for run {run!r} under {folder}")
+    try:
+        paired = paired_comparison(connection, run_a, run_b, prices=tables, intersect=intersect)
+    except PairingRefused as exc:
+        raise _fail(str(exc)) from None
     console.print(comparison_table(reports[0], reports[1]))
+    console.print(paired_table(paired))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run.")],
+    case_id: Annotated[
+        str | None, typer.Argument(help="The case; omit to list the run's units.")
+    ] = None,
+    arm: Annotated[
+        str | None, typer.Option("--arm", help="One arm; omit for every arm side by side.")
+    ] = None,
+    rep: Annotated[int, typer.Option("--rep", help="The repetition, from 0.")] = 0,
+    output: OutputOption = None,
+) -> None:
+    """Print one unit's story: each round's prompt, answer, checks, critic and diff."""
+    from critiquebench.analysis import (
+        StoryError,
+        load_stories,
+        render_side_by_side,
+        render_story,
+        render_units,
+        unit_list,
+    )
+
+    folder: Path = _setting("output", output)
+    try:
+        if case_id is None:
+            console.print(render_units(unit_list(folder, run_id), run_id))
+            return
+        stories = load_stories(folder, run_id, case_id, arm, rep)
+    except StoryError as exc:
+        raise _fail(str(exc)) from None
+    if len(stories) == 1:
+        console.print(render_story(stories[0]))
+    else:
+        console.print(render_side_by_side(stories))
+
+
+import_app = typer.Typer(
+    help="Turn another harness's results into a replay file, to judge them as an arm.",
+    no_args_is_help=True,
+)
+app.add_typer(import_app, name="import")
+ReplayOut = Annotated[
+    Path, typer.Option("--out", help="The replay file to write (JSONL; see --model replay:).")
+]
+
+
+def _imported(lines_of: Any, out: Path) -> None:
+    from critiquebench.models import ReplayFormatError, write_replay_file
+
+    try:
+        written = write_replay_file(out, lines_of())
+    except ReplayFormatError as exc:
+        raise _fail(str(exc)) from None
+    cases = len({case_id for case_id, _ in written.answers})
+    console.print(
+        f"wrote {out}: {len(written.answers)} line(s) for {cases} case(s); judge them with "
+        f"critiquebench run --arms A --model replay:{out} --suite SUITE"
+    )
+
+
+@import_app.command("inspect")
+def import_inspect(
+    log: Annotated[Path, typer.Argument(help="An inspect_ai eval log (.eval or .json).")],
+    out: ReplayOut,
+) -> None:
+    """An inspect_ai eval log: each sample's final answer, tokens and time (case id:
+    the sample's metadata case_id, else its id; rep: its epoch less one)."""
+    from critiquebench.models import inspect_replay_lines
+
+    _imported(lambda: inspect_replay_lines(log), out)
+
+
+@import_app.command("promptfoo")
+def import_promptfoo(
+    file: Annotated[Path, typer.Argument(help="The JSON of `promptfoo eval -o FILE.json`.")],
+    out: ReplayOut,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="The provider to import, if several.")
+    ] = None,
+) -> None:
+    """A promptfoo output file: each result's output, tokens and latency (case id: the
+    test's case_id var)."""
+    from critiquebench.models import promptfoo_replay_lines
+
+    _imported(lambda: promptfoo_replay_lines(file, provider), out)
 
 
 @app.command()
@@ -428,7 +537,7 @@ def _sql_error(error: Exception) -> str:
 
 
 SQL_VIEWS = (
-    *("runs", "cases", "attempts", "calls"),
+    *("runs", "cases", "attempts", "calls", "transcripts"),
     *("findings", "defects_by_kind", "trigger_decisions"),
 )
 """The views ``critiquebench sql`` offers (named here: the CLI does not import DuckDB to

@@ -51,8 +51,9 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
     result = runner.invoke(app, ["sql", "--output", str(output)])
     assert result.exit_code == 0, result.output
     statements = [line for line in result.output.splitlines() if line.startswith("CREATE VIEW")]
-    # runs, cases, attempts, calls, findings, defects_by_kind and trigger_decisions
-    assert len(statements) == 7
+    # runs, cases, attempts, calls, transcripts, findings, defects_by_kind and
+    # trigger_decisions
+    assert len(statements) == 8
     # The statements work as printed in a fresh DuckDB, as they would in its CLI.
     db = duckdb.connect()
     for statement in statements:
@@ -75,5 +76,5 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
 def test_tables_without_files_become_comments(tmp_path: Path) -> None:
     result = runner.invoke(app, ["sql", "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert result.output.count("-- no ") == 4
+    assert result.output.count("-- no ") == 5  # the four tables and transcripts
     assert "CREATE VIEW" not in result.output

@@ -40,6 +40,13 @@ if TYPE_CHECKING:
         write_report_files,
         write_reports,
     )
+    from critiquebench.analysis._paired import (
+        PairedComparison,
+        PairingRefused,
+        comparison_json,
+        paired_comparison,
+        paired_table,
+    )
     from critiquebench.analysis._project_lessons import (
         LESSONS_FILE,
         project_lessons_markdown,
@@ -82,6 +89,15 @@ if TYPE_CHECKING:
         report_markdown,
         summary_table,
         verdict_lines,
+    )
+    from critiquebench.analysis._transcript_view import (
+        StoryError,
+        UnitStory,
+        load_stories,
+        render_side_by_side,
+        render_story,
+        render_units,
+        unit_list,
     )
     from critiquebench.analysis._views import (
         connect,
@@ -194,6 +210,28 @@ _LAZY = {
         "_views",
     ),
     **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
+    **dict.fromkeys(
+        (
+            "PairedComparison",
+            "PairingRefused",
+            "comparison_json",
+            "paired_comparison",
+            "paired_table",
+        ),
+        "_paired",
+    ),
+    **dict.fromkeys(
+        (
+            "StoryError",
+            "UnitStory",
+            "load_stories",
+            "render_side_by_side",
+            "render_story",
+            "render_units",
+            "unit_list",
+        ),
+        "_transcript_view",
+    ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
@@ -215,6 +253,8 @@ __all__ = [
     "McNemarResult",
     "MeanEstimate",
     "MissingUnit",
+    "PairedComparison",
+    "PairingRefused",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -225,7 +265,9 @@ __all__ = [
     "RunMeta",
     "RunReport",
     "StoredPrices",
+    "StoryError",
     "TokensPoint",
+    "UnitStory",
     "acceptance",
     "arm_summaries",
     "artifact_rows",
@@ -234,6 +276,7 @@ __all__ = [
     "cluster_bootstrap_mean",
     "cluster_bootstrap_reduction",
     "clustered_mcnemar",
+    "comparison_json",
     "comparison_table",
     "connect",
     "cost_per_defect_removed",
@@ -247,10 +290,13 @@ __all__ = [
     "latest_run",
     "lessons_markdown",
     "load_prices",
+    "load_stories",
     "markdown_code",
     "mcnemar_exact",
     "not_measured_lines",
     "paired_bootstrap_reduction",
+    "paired_comparison",
+    "paired_table",
     "pass_rate_vs_tokens",
     "project_lessons_markdown",
     "query_table",
@@ -258,12 +304,16 @@ __all__ = [
     "read_report",
     "reload_table",
     "render_html_report",
+    "render_side_by_side",
+    "render_story",
+    "render_units",
     "report_figures",
     "report_markdown",
     "sensitivity_lines",
     "stored_prices",
     "summary_table",
     "table_files",
+    "unit_list",
     "update_project_lessons",
     "verdict_lines",
     "views_sql",

@@ -18,7 +18,10 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
-from critiquebench.pipeline import SCHEMA_VERSION, TABLES, arrow_schema
+from critiquebench.pipeline import SCHEMA_VERSION, SIDE_TABLES, TABLES, arrow_schema
+
+READABLE_TABLES: tuple[str, ...] = (*TABLES, *SIDE_TABLES)
+"""The measured tables and the side tables (transcripts): what a user's query reads."""
 
 Kind = Literal["VIEW", "TABLE"]
 
@@ -46,7 +49,7 @@ def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, sou
     present = {row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
     missing = [
         f"CAST(NULL AS {_DUCKDB_TYPES.get(c.type, 'VARCHAR')}) AS {c.name}"
-        for c in TABLES[table]
+        for c in {**TABLES, **SIDE_TABLES}[table]
         if c.name not in present and c.type in _DUCKDB_TYPES
     ]
     if not missing:
@@ -72,15 +75,18 @@ def run_folders(output: Path, runs: Sequence[str] | None = None) -> list[Path]:
     return sorted(path for path in output.iterdir() if path.is_dir()) if output.is_dir() else []
 
 
-def table_files(output: Path, runs: Sequence[str] | None = None) -> dict[str, list[Path]]:
-    """The Parquet files of each table, of ``runs`` only (None: every run under ``output``).
+def table_files(
+    output: Path, runs: Sequence[str] | None = None, tables: Sequence[str] = tuple(TABLES)
+) -> dict[str, list[Path]]:
+    """The Parquet files of each of ``tables`` (default: the measured ones), of ``runs``
+    only (None: every run under ``output``).
 
     Only the folders of the runs named are listed: nothing else under ``output`` is read.
     """
     folders = run_folders(output, runs)
     return {
         table: sorted(path for folder in folders for path in (folder / table).glob("*.parquet"))
-        for table in TABLES
+        for table in tables
     }
 
 
@@ -189,7 +195,8 @@ def _one_schema(connection: duckdb.DuckDBPyConnection) -> bool:
 def connect(
     output: Path, runs: Sequence[str] | None = None, *, snapshot: bool = False
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with ``runs``, ``cases``, ``attempts``, ``calls`` of ``runs``.
+    """An in-memory DuckDB with ``runs``, ``cases``, ``attempts``, ``calls`` of ``runs``
+    (and, unless a snapshot, the side table ``transcripts``).
 
     ``runs`` None means every run under ``output`` (ad-hoc SQL across runs). Views
     (the default) read the files again at every query and so see rows written since;
@@ -201,7 +208,10 @@ def connect(
     :func:`read_only_connection`.
     """
     connection = duckdb.connect()
-    define_tables(connection, table_files(output, runs), "TABLE" if snapshot else "VIEW")
+    # A snapshot is for the measuring readers: the transcripts stay on disk for them.
+    tables = tuple(TABLES) if snapshot else READABLE_TABLES
+    files = table_files(output, runs, tables)
+    define_tables(connection, files, "TABLE" if snapshot else "VIEW", tables)
     return connection
 
 
@@ -230,7 +240,8 @@ def read_only_connection(
         path = Path(folder) / "results.duckdb"
         writer = duckdb.connect(str(path))
         try:
-            define_tables(writer, table_files(output, runs), "TABLE")
+            files = table_files(output, runs, READABLE_TABLES)
+            define_tables(writer, files, "TABLE", READABLE_TABLES)
         finally:
             writer.close()
         connection = duckdb.connect(str(path), read_only=True)
@@ -249,9 +260,9 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
     comment instead, since DuckDB refuses a glob that matches nothing.
     """
     root = output.resolve()
-    files = table_files(root, runs)
+    files = table_files(root, runs, READABLE_TABLES)
     lines = []
-    for table in TABLES:
+    for table in READABLE_TABLES:
         if not files[table]:
             lines.append(f"-- no {table} files yet under {root}")
             continue

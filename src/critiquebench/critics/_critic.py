@@ -8,11 +8,12 @@ each voting on every finding of the primary critic.
 from __future__ import annotations
 
 import dataclasses
+import json
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.critics._blocks import parse_verdict_blocks
+from critiquebench.critics._blocks import BlockParse, parse_verdict_blocks
 from critiquebench.critics._hollow import find_hollow
 from critiquebench.critics._quorum import FindingDecision, tally
 from critiquebench.critics._verdict import (
@@ -89,6 +90,11 @@ class CriticCall:
     completion: Completion | None
     parse_method: str
     verifier_error: str | None
+    messages: tuple[Message, ...] = ()
+    """What the call was asked (kept for the run's transcripts)."""
+    parsed: str | None = None
+    """JSON: what was read from the reply (a verdict, or a reviewer's actions); None
+    when nothing could be read."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,8 @@ class Critic:
         )
         prompt = CRITIC_TEMPLATE.format(task=task, candidate=shown)
         system = critic_system(form.review)
-        completion, error = self._call("critic", 0, prompt, system, CRITIC_SCHEMA, context)
+        messages = _messages(system, prompt)
+        completion, error = self._call("critic", 0, messages, CRITIC_SCHEMA, context)
         outcome = (
             parse_critic_output(completion.text)
             if completion is not None
@@ -158,7 +165,12 @@ class Critic:
         )
         verdict = apply_policy(outcome, self.settings.policy)
         call = CriticCall(
-            "critic", completion, outcome.method, None if outcome.verdict else outcome.error
+            "critic",
+            completion,
+            outcome.method,
+            None if outcome.verdict else outcome.error,
+            messages,
+            _verdict_json(outcome.verdict),
         )
         findings = verdict.issues
         if verdict.verdict != "pass" and not findings:
@@ -175,15 +187,15 @@ class Critic:
         listing = "\n".join(f"{i}: {text}" for i, text in zip(ids, result.findings, strict=True))
         prompt = REVIEWER_TEMPLATE.format(review=review, findings=listing)
         votes, calls = [], list(result.calls)
+        messages = _messages(REVIEWER_SYSTEM, prompt)
         for index in range(self.settings.reviewers):
-            completion, error = self._call(
-                "reviewer", index, prompt, REVIEWER_SYSTEM, None, context
-            )
+            completion, error = self._call("reviewer", index, messages, None, context)
             block = parse_verdict_blocks(completion.text if completion else "")
             problem = error or ("; ".join(block.errors) if block.errors else None)
             if completion is not None and not block.is_judge:
                 problem = "no verdict block in the reviewer's reply"
-            calls.append(CriticCall("reviewer", completion, "block", problem))
+            parsed = _block_json(block) if completion is not None else None
+            calls.append(CriticCall("reviewer", completion, "block", problem, messages, parsed))
             votes.append(block)  # a malformed or missing block abstains in the tally
         decisions = tally(ids, votes, self.settings.threshold)
         # UNVERIFIED findings stay: uncertainty refutes nothing, so it never counts as a pass.
@@ -204,18 +216,39 @@ class Critic:
         self,
         role: Role,
         index: int,
-        prompt: str,
-        system: str,
+        messages: tuple[Message, ...],
         schema: dict[str, Any] | None,
         context: CallContext,
     ) -> tuple[Completion | None, str | None]:
         params = GenerationParams(
             temperature=0.2, max_tokens=self.settings.max_tokens, seed=_seed(context, role, index)
         )
-        messages = [Message("system", system), Message("user", prompt)]
         # The provider sees the true role: a reviewer's call is recorded as "reviewer".
         call_context = dataclasses.replace(context, role=role)
         try:
-            return self.provider.complete(messages, params, schema, call_context), None
+            return self.provider.complete(list(messages), params, schema, call_context), None
         except ModelError as exc:
             return None, str(exc)
+
+
+def _messages(system: str, prompt: str) -> tuple[Message, ...]:
+    return (Message("system", system), Message("user", prompt))
+
+
+def _verdict_json(verdict: CriticVerdict | None) -> str | None:
+    if verdict is None:
+        return None
+    return json.dumps(
+        {"verdict": verdict.verdict, "issues": list(verdict.issues), "summary": verdict.summary}
+    )
+
+
+def _block_json(block: BlockParse) -> str:
+    return json.dumps(
+        {
+            "is_verdict_block": block.is_judge,
+            "actions": {finding: str(action) for finding, action in block.findings.items()},
+            "errors": list(block.errors),
+        },
+        sort_keys=True,
+    )

@@ -68,12 +68,14 @@ def make_generate(deps: LoopDependencies) -> Node:
         try:
             completion = deps.provider.complete(state["prompt"], params, context=context)
         except ModelError as exc:
-            record = CallRecord.failed(iteration, role, deps.provider.model_name, str(exc))
+            record = CallRecord.failed(
+                iteration, role, deps.provider.model_name, str(exc), state["prompt"]
+            )
             error = provider_error(role, str(exc))
             return {"calls": [*state["calls"], record], "error": error, "halt": "error"}
         # Counters use the call's experiment cost, so a cache hit changes neither
         # the token budget's decisions nor the arm's reported cost.
-        record = CallRecord.of(iteration, role, completion)
+        record = CallRecord.of(iteration, role, completion, messages=state["prompt"])
         return {
             "artifact": extract_code(case, completion.text),
             "calls": [*state["calls"], record],
@@ -182,7 +184,7 @@ def _critic_record(iteration: int, call: CriticCall) -> CallRecord:
     completion = call.completion
     if completion is None:
         return dataclasses.replace(
-            CallRecord.failed(iteration, call.role, "", call.verifier_error),
+            CallRecord.failed(iteration, call.role, "", call.verifier_error, call.messages),
             verifier_error=call.verifier_error,
             parse_method=call.parse_method,
         )
@@ -190,8 +192,10 @@ def _critic_record(iteration: int, call: CriticCall) -> CallRecord:
         iteration,
         call.role,
         completion,
+        messages=call.messages,
         verifier_error=call.verifier_error,
         parse_method=call.parse_method,
+        parsed=call.parsed,
     )
 
 

@@ -66,10 +66,13 @@ class RecordingProvider:
         try:
             completion = self._inner.complete(messages, params, schema, context)
         except ModelError as exc:
-            record = CallRecord.failed(context.attempt, context.role, self.model_name, str(exc))
+            record = CallRecord.failed(
+                context.attempt, context.role, self.model_name, str(exc), messages
+            )
             self.calls.append(record)
             raise
-        self.calls.append(CallRecord.of(context.attempt, context.role, completion))
+        record = CallRecord.of(context.attempt, context.role, completion, messages=messages)
+        self.calls.append(record)
         return completion
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, TypedDict
@@ -128,6 +129,12 @@ class CallRecord(Usage):
     error: str | None = None
     verifier_error: str | None = None
     parse_method: str | None = None
+    messages: tuple[Message, ...] = ()
+    """What the call was asked, for the run's transcripts."""
+    reply: str | None = None
+    """What the call answered (a cache hit's cached answer); None if it failed."""
+    parsed: str | None = None
+    """JSON of what was read from a critic's or reviewer's reply; None otherwise."""
 
     @classmethod
     def of(
@@ -136,8 +143,10 @@ class CallRecord(Usage):
         role: Role,
         completion: Completion,
         *,
+        messages: Sequence[Message] = (),
         verifier_error: str | None = None,
         parse_method: str | None = None,
+        parsed: str | None = None,
     ) -> CallRecord:
         """The record of a completed call, with the completion's cost as it came."""
         return cls(
@@ -146,15 +155,25 @@ class CallRecord(Usage):
             model=completion.model,
             verifier_error=verifier_error,
             parse_method=parse_method,
+            messages=tuple(messages),
+            reply=completion.text,
+            parsed=parsed,
             **vars(completion.usage()),
         )
 
     @classmethod
-    def failed(cls, iteration: int, role: Role, model: str, error: str | None) -> CallRecord:
+    def failed(
+        cls,
+        iteration: int,
+        role: Role,
+        model: str,
+        error: str | None,
+        messages: Sequence[Message] = (),
+    ) -> CallRecord:
         """The record of a call that failed after its retries: it cost nothing."""
         return cls(
             iteration=iteration, role=role, model=model, tokens_in=0, tokens_out=0,
-            latency_s=0.0, error=error,
+            latency_s=0.0, error=error, messages=tuple(messages),
         )  # fmt: skip
 
 

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING
 from critiquebench._lazy import lazy_exports
 from critiquebench.models._cache import CachingProvider, CallCache, cache_key
 from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
+from critiquebench.models._import_inspect import ImportFormatError, inspect_replay_lines
+from critiquebench.models._import_promptfoo import promptfoo_replay_lines
 from critiquebench.models._limiter import LimitedProvider, RateLimiter, RateLimits
 from critiquebench.models._local import LocalProvider, default_model_path
 from critiquebench.models._openai_compat import OpenAICompatibleProvider
@@ -30,10 +32,13 @@ from critiquebench.models._registry import (
     provider_from_spec,
 )
 from critiquebench.models._replay import (
+    AnswerCost,
     ReplayFile,
     ReplayFormatError,
+    ReplayLine,
     ReplayProvider,
     load_replay_file,
+    write_replay_file,
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
@@ -59,12 +64,14 @@ __all__ = [
     "DEFAULT_GEMINI_MODEL",
     "MODEL_SPEC_HELP",
     "ROLES",
+    "AnswerCost",
     "CachingProvider",
     "CallCache",
     "CallContext",
     "Completion",
     "GeminiProvider",
     "GenerationParams",
+    "ImportFormatError",
     "LimitedProvider",
     "LocalProvider",
     "Message",
@@ -78,6 +85,7 @@ __all__ = [
     "RateLimits",
     "ReplayFile",
     "ReplayFormatError",
+    "ReplayLine",
     "ReplayProvider",
     "RetryPolicy",
     "Role",
@@ -91,9 +99,12 @@ __all__ = [
     "check_model_spec",
     "default_model_path",
     "default_rate_limits",
+    "inspect_replay_lines",
     "is_cacheable",
     "load_replay_file",
+    "promptfoo_replay_lines",
     "provider_from_spec",
     "true_reduction",
     "unit_states",
+    "write_replay_file",
 ]

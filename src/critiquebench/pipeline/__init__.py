@@ -47,7 +47,14 @@ if TYPE_CHECKING:
         tally_units,
         unit_batches,
     )
-    from critiquebench.pipeline._schema import SCHEMA_VERSION, TABLES, Column, arrow_schema
+    from critiquebench.pipeline._schema import (
+        SCHEMA_VERSION,
+        SIDE_TABLES,
+        TABLES,
+        TRANSCRIPT_CHAR_LIMIT,
+        Column,
+        arrow_schema,
+    )
     from critiquebench.pipeline._store import ResultStore
     from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
@@ -68,7 +75,17 @@ _RUN = (
     "dependencies_for",
 )
 _LAZY = {
-    **dict.fromkeys(("SCHEMA_VERSION", "TABLES", "Column", "arrow_schema"), "_schema"),
+    **dict.fromkeys(
+        (
+            "SCHEMA_VERSION",
+            "SIDE_TABLES",
+            "TABLES",
+            "TRANSCRIPT_CHAR_LIMIT",
+            "Column",
+            "arrow_schema",
+        ),
+        "_schema",
+    ),
     "ResultStore": "_store",
     **dict.fromkeys(("PreparedStart", "RunHeadStart", "begin_run"), "_head_start"),
     **dict.fromkeys(_RUN, "_run"),
@@ -80,7 +97,9 @@ __all__ = [
     "EXECUTION_FIELDS",
     "RUNNERS",
     "SCHEMA_VERSION",
+    "SIDE_TABLES",
     "TABLES",
+    "TRANSCRIPT_CHAR_LIMIT",
     "Column",
     "ConfigMismatchError",
     "MissingBaselineError",

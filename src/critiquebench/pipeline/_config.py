@@ -137,6 +137,30 @@ class RunConfig(BaseModel):
         "basic", description="A bundled suite (see docs/suites.md) or a JSONL path."
     )
     limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
+    case_ids: tuple[str, ...] = Field(
+        (),
+        description="Only cases whose id matches one of these glob patterns (repeatable, "
+        "e.g. --case 'basic/00*').",
+        json_schema_extra={"cli_aliases": ["--case"], "cli_repeatable": True},
+    )
+    tags: tuple[str, ...] = Field(
+        (),
+        description="Only cases carrying one of these tags (repeatable).",
+        json_schema_extra={"cli_aliases": ["--tag"], "cli_repeatable": True},
+    )
+    sample: int | None = Field(
+        None, ge=1, description="A random sample of N of the cases chosen (see --seed)."
+    )
+    sample_seed: int = Field(
+        0,
+        description="Seed of --sample: the same seed picks the same cases.",
+        json_schema_extra={"cli_aliases": ["--seed"]},
+    )
+    only_failed: str | None = Field(
+        None,
+        description="Only the cases that failed (some unit not passed or not measured) in "
+        "this earlier run, read from the output folder.",
+    )
     arms: tuple[str, ...] = Field(
         ("A", "B"),
         description="Arms to compare; A is the baseline. A built-in arm (A-E), an installed "

@@ -21,7 +21,8 @@ from critiquebench.pipeline._config import (
     RunConfig,
     replay_file,
 )
-from critiquebench.suites import Case, load_suite
+from critiquebench.pipeline._selection import choose_cases
+from critiquebench.suites import Case
 
 if TYPE_CHECKING:  # the store needs pyarrow: imported when a check reads rows
     from critiquebench.pipeline._store import ResultStore
@@ -218,7 +219,7 @@ def preflight(config: RunConfig) -> list[Case]:
     check_model(config)
     check_arms(config)
     check_sandbox()
-    cases = load_suite(config.suite, config.limit)
+    cases = choose_cases(config)
     check_replay_covers(config, cases)
     # A run without a folder (<output>/<run_id>, see ResultStore.run_dir) has no rows to
     # resume, and the store's Parquet library need not load (~0.2 s before the CLI can

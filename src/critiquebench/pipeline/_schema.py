@@ -6,6 +6,8 @@ Layout under the output folder (default ``data/runs``)::
     <run_id>/cases/<unit>.parquet        one row per (case, arm, rep) unit
     <run_id>/attempts/<unit>.parquet     one row per attempt of that unit
     <run_id>/calls/<unit>.parquet        one row per model call of that unit
+    <run_id>/transcripts/<unit>.parquet  what each call was asked and answered, and the
+                                         feedback each attempt was shown (zstd)
     <run_id>/superseded/<unit>/<stamp>/  earlier rows of a unit that was rerun after
                                          an infrastructure error (kept, never read)
 
@@ -46,6 +48,12 @@ line and rule); the raw counts are kept in ``attempts.defects_total_raw``,
 ``defects_raw_by_kind``, ``cases.defects_total_initial_raw``,
 ``defects_total_final_raw`` and ``final_raw_by_kind`` (null in older rows, whose
 counts were never bounded).
+
+Version 7 added the side table ``transcripts`` (``TRANSCRIPTS``): every model call's
+messages and reply, the verdict read from a critic's or reviewer's reply, and per
+attempt the feedback the loop was shown, each text at most ``TRANSCRIPT_CHAR_LIMIT``
+characters. It is not one of ``TABLES`` (the measured tables the report and the data
+checks read) but of ``SIDE_TABLES``; runs before v7 have none and read as no rows.
 """
 
 from __future__ import annotations
@@ -62,7 +70,10 @@ import pyarrow as pa
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
+
+TRANSCRIPT_CHAR_LIMIT = 16_000
+"""Most characters kept of one message or reply in ``transcripts`` (head and tail)."""
 
 
 @dataclass(frozen=True)
@@ -455,12 +466,76 @@ CALLS = [
     ),
 ]
 
+TRANSCRIPTS = [
+    *_unit_columns(),
+    Column("entry", pa.int32(), "Order of the entry within its unit, from 0."),
+    Column(
+        "kind",
+        pa.string(),
+        "call (a model call, in the order made) or feedback (what an attempt's judge and "
+        "critic left for the next fix round; one per attempt, after its calls).",
+    ),
+    Column(
+        "call_index",
+        pa.int32(),
+        "The call's calls.call_index (null for feedback entries).",
+        nullable=True,
+    ),
+    Column("iteration", pa.int32(), "Attempt the entry belongs to (0 = first draft)."),
+    Column(
+        "role",
+        pa.string(),
+        "actor, fixer, critic, reviewer (as in calls.role), or feedback.",
+    ),
+    Column("model", pa.string(), "Model that answered (null for feedback).", nullable=True),
+    Column(
+        "cached",
+        pa.bool_(),
+        "True when the call was answered from the call cache; reply is then the cached "
+        "answer, which is what the call answered.",
+    ),
+    Column(
+        "messages",
+        pa.string(),
+        "JSON list of {role, content}: what the call was asked, each content cut to "
+        "TRANSCRIPT_CHAR_LIMIT characters (null for feedback).",
+        nullable=True,
+    ),
+    Column(
+        "reply",
+        pa.string(),
+        "The call's reply, cut to TRANSCRIPT_CHAR_LIMIT characters (null: the call failed, "
+        "or a feedback entry).",
+        nullable=True,
+    ),
+    Column(
+        "parsed",
+        pa.string(),
+        "JSON read from the reply: a critic's {verdict, issues, summary}, a reviewer's "
+        "{is_verdict_block, actions, errors}; for feedback, the list of {kind, origin, "
+        "text} the loop was shown. Null when nothing was read.",
+        nullable=True,
+    ),
+    Column("error", pa.string(), "Why the call failed or its reply was unusable.", nullable=True),
+    Column(
+        "chars",
+        pa.int64(),
+        "Characters of the entry's texts before cutting (messages and reply, or feedback).",
+    ),
+    Column("truncated", pa.bool_(), "True when a text of the entry was cut."),
+]
+
 TABLES: dict[str, list[Column]] = {
     "runs": RUNS,
     "cases": CASES,
     "attempts": ATTEMPTS,
     "calls": CALLS,
 }
+"""The measured tables: what the report and the data-quality checks read."""
+
+SIDE_TABLES: dict[str, list[Column]] = {"transcripts": TRANSCRIPTS}
+"""Tables kept with a run for reading, not measuring: ``sql``, ``show`` and the
+transcript side file read them; the report's statistics and the data checks do not."""
 
 
 @functools.cache
@@ -472,7 +547,7 @@ def arrow_schema(table: str) -> pa.Schema:
     return pa.schema(
         [
             pa.field(c.name, c.type, nullable=c.nullable, metadata={"doc": c.doc})
-            for c in TABLES[table]
+            for c in {**TABLES, **SIDE_TABLES}[table]
         ],
         metadata={"schema_version": str(SCHEMA_VERSION), "table": table},
     )

@@ -25,6 +25,7 @@ from critiquebench.loop import (
 )
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
+from critiquebench.pipeline._transcripts import transcript_rows
 from critiquebench.suites import Case
 
 Row = dict[str, Any]
@@ -61,6 +62,8 @@ class UnitRows:
     attempts: list[Row]
     calls: list[Row]
     escalation_record: str | None = None
+    transcripts: list[Row] = dataclasses.field(default_factory=list)
+    """Rows of the ``transcripts`` side table (what each call was asked and answered)."""
 
 
 def expand_matrix(cases: list[Case], config: RunConfig) -> list[tuple[Case, Unit]]:
@@ -230,4 +233,11 @@ def outcome_rows(
     attempts = [_attempt_row(identity, attempt) for attempt in outcome.attempts]
     title = f"{unit.case_id} (arm {unit.arm}, rep {unit.rep})"
     record = escalation_markdown(title, outcome) if outcome.escalated else None
-    return UnitRows(case=case_row, attempts=attempts, calls=calls, escalation_record=record)
+    transcripts = transcript_rows(identity, outcome.calls, outcome.attempts)
+    return UnitRows(
+        case=case_row,
+        attempts=attempts,
+        calls=calls,
+        escalation_record=record,
+        transcripts=transcripts,
+    )

@@ -19,6 +19,7 @@ from critiquebench.suites._jsonl import (
     scan_jsonl_suite,
 )
 from critiquebench.suites._registry import BUNDLED_JSONL, BUNDLED_SUITES, load_suite
+from critiquebench.suites._selection import CaseSelection, SelectionError, select_cases
 from critiquebench.suites._validate import (
     SuiteProblem,
     SuiteValidation,
@@ -32,9 +33,11 @@ __all__ = [
     "BUNDLED_SUITES",
     "LENT_TAG_PREFIX",
     "Case",
+    "CaseSelection",
     "Check",
     "CheckOrigin",
     "HumanEvalUnavailableError",
+    "SelectionError",
     "SuiteFormatError",
     "SuiteProblem",
     "SuiteScan",
@@ -47,6 +50,7 @@ __all__ = [
     "load_jsonl_suite",
     "load_suite",
     "scan_jsonl_suite",
+    "select_cases",
     "uninformative_feedback",
     "uninformative_reason",
     "validate_suite",
