@@ -163,6 +163,7 @@ def _story(
     talk = sorted((e for e in entries if e["arm"] == case["arm"]), key=lambda e: e["entry"])
     rounds: list[Round] = []
     previous: str | None = None
+    last = mine[-1]["iteration"] if mine else 0
     for attempt in mine:
         iteration = attempt["iteration"]
         calls = tuple(
@@ -194,7 +195,10 @@ def _story(
                 critic_verdict=attempt.get("critic_verdict"),
                 critic_findings=tuple(json.loads(attempt.get("critic_findings") or "[]")),
                 diff=_diff(previous, attempt["artifact"]),
-                feedback=tuple(item["text"] for item in json.loads(shown or "[]")),
+                # the last attempt's feedback reached no fixer: the loop stopped there
+                feedback=tuple(item["text"] for item in json.loads(shown or "[]"))
+                if iteration < last
+                else (),
             )
         )
         previous = attempt["artifact"]
@@ -280,7 +284,7 @@ def render_side_by_side(stories: Sequence[UnitStory]) -> RenderableType:
     table = Table(show_lines=True, title=Text(f"{stories[0].case_id}  rep {stories[0].rep}"))
     table.add_column("round")
     for story in stories:
-        table.add_column(f"arm {story.arm}", overflow="fold")
+        table.add_column(Text(f"arm {story.arm}"), overflow="fold")
     rounds = max(len(story.rounds) for story in stories)
     for index in range(rounds):
         cells: list[RenderableType] = [Text("first draft" if index == 0 else f"round {index}")]

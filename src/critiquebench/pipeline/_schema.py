@@ -473,7 +473,8 @@ TRANSCRIPTS = [
         "kind",
         pa.string(),
         "call (a model call, in the order made) or feedback (what an attempt's judge and "
-        "critic left for the next fix round; one per attempt, after its calls).",
+        "critic left for the fixer; one per attempt, after its calls; the next fix round's "
+        "prompt shows it, and no fixer sees the last attempt's).",
     ),
     Column(
         "call_index",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from critiquebench.analysis import PairingRefused, paired_comparison
+from critiquebench.analysis import PairingRefused, comparison_json, paired_comparison
 from critiquebench.cli import app
 from tests.integration.replay_run import build_replay_run
 
@@ -64,6 +64,8 @@ def test_a_planted_difference_is_covered_by_the_interval_and_zero_is_not() -> No
     assert estimate.high < 0
     assert arm.pairs == 80 and arm.cases == 40
     assert arm.defects[1] < arm.defects[0]
+    plain = json.loads(json.dumps(comparison_json(result)))["arms"][0]
+    assert plain["defects_difference"]["low"] == estimate.low and plain["pairs"] == 80
 
 
 def test_no_planted_difference_gives_an_interval_around_zero() -> None:
