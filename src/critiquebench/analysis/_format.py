@@ -149,7 +149,10 @@ def halt_explanation(summary: ArmSummary) -> str:
     measured defect of any kind, the held-out checks the loop never saw included.
     """
     n = summary.n
-    passed = f"{summary.units_passed} of {n} units pass ({PASS_MEANING}: {pct(summary.pass_rate)})"
+    passed = (
+        f"{summary.units_passed} of {n} units pass ({PASS_MEANING}: {pct(summary.pass_rate)}; "
+        f"tests pass rate {pct(summary.tests_pass_rate)})"
+    )
     green = sum(summary.halts.get(reason, 0) for reason in _SUCCESS_HALTS)
     if set(summary.halts) == {"single_draft"}:
         return f"arm {summary.arm} makes one draft per unit (single_draft); {passed}."

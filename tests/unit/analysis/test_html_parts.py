@@ -78,8 +78,8 @@ def test_halts_and_pass_rate_are_explained_in_their_own_numbers(tmp_path: Path) 
     assert (
         "halts B: visible_clean=2. arm B: 2 of 2 units stopped because what the loop was shown "
         "(feedback checks or critic) was clean; 1 of 2 units pass (no measured defect of any "
-        "kind: 50%), held-out checks included; 1 unit(s) stopped clean yet have defects the "
-        "loop was not shown."
+        "kind: 50%; tests pass rate 50%), held-out checks included; 1 unit(s) stopped clean "
+        "yet have defects the loop was not shown."
     ) in text
     assert (
         "arm A makes one draft per unit (single_draft); 0 of 2 units pass (no measured defect"
