@@ -27,7 +27,7 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
     halts = dict(
         db.execute("SELECT arm, list(DISTINCT halt_reason) FROM cases GROUP BY arm").fetchall()
     )
-    assert halts == {"A": ["single_pass"], "B": ["passed"]}
+    assert halts == {"A": ["single_draft"], "B": ["visible_clean"]}
     per_arm = dict(db.execute("SELECT arm, count(*) FROM attempts GROUP BY arm").fetchall())
     assert per_arm == {"A": 3, "B": 6}
     assert db.execute("SELECT count(*), bool_and(NOT cached) FROM calls").fetchone() == (9, True)

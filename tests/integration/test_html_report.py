@@ -173,9 +173,10 @@ def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
     # Not blank: white is the background, not the whole page.
     assert colours[(255, 255, 255)] < 0.97 * len(pixels) and len(colours) > 100
     # Each chart's own colours are drawn: the defect bars, arm B's orange (curve, gain,
-    # tokens), and the halt reasons of both arms (single_pass grey, passed green).
+    # tokens), and the halt reasons of both arms (single_draft grey, visible_clean green).
     for name, rgb in (("defect bars", (76, 120, 168)), ("arm B", (245, 133, 24)),
-                      ("single_pass", (158, 158, 158)), ("passed", (42, 157, 63))):  # fmt: skip
+                      ("single_draft", (158, 158, 158)),
+                      ("visible_clean", (42, 157, 63))):  # fmt: skip
         assert colours[rgb] > 500, f"{name} {rgb} is not on the screenshot"
 
     # And in the DOM, after the scripts ran: every chart drew its data, one mark per value.
@@ -193,7 +194,7 @@ def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
         (0, 2),  # tokens vs defects: a point per arm
         (rounds - 1, 2 * (1 + rounds)),  # gain bars of B's fix rounds; kept+latest points
         (0, 1 + rounds),  # pass rate vs tokens: a point per round and arm
-        (3, 0),  # halts: A single_pass, B passed, B budget_exhausted
+        (3, 0),  # halts: A single_draft, B visible_clean, B retry_limit
     ]
     # The free model's cost chart plots tokens; B's gain panel is drawn.
     assert "Tokens vs defects (cost is $0)" in dom and "Gain per round" in dom

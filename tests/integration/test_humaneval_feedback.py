@@ -1,4 +1,5 @@
-"""HumanEval end to end: its references pass, and a perfect fixer reaches 100% on feedback only."""
+"""HumanEval end to end: its references pass, a perfect fixer reaches 100% on feedback only,
+and a replay of the canonical solutions scores no defect of any kind."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from critiquebench.analysis import write_reports
 from critiquebench.cli import app
 from critiquebench.judges import PythonJudge
 from critiquebench.loop import LoopDependencies, LoopSettings, build_graph, run_loop
 from critiquebench.models import ReplayProvider
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
 from critiquebench.suites import load_suite
 
 
@@ -54,3 +57,36 @@ def test_a_perfect_fixer_passes_every_case_seeing_only_feedback(tmp_path: Path) 
         if not outcome.final.result.passed or len(outcome.attempts) != 2:
             not_fixed.append((case.id, outcome.halt, len(outcome.attempts)))
     assert not_fixed == []
+
+
+def _canonical(folder: Path) -> Path:
+    """One answer per case: its canonical solution, as a model would reply."""
+    lines = [
+        json.dumps({"case_id": case.id, "answers": [f"```python\n{case.reference_solution}\n```"]})
+        for case in load_suite("humaneval")
+    ]
+    path = folder / "canonical.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_a_replay_of_the_canonical_solutions_scores_no_defect_of_any_kind(tmp_path: Path) -> None:
+    # Through the run and the report, with the full judge (tests, lint, types): before the
+    # static rule set was calibrated, 12 of the 164 canonical answers carried 15 findings.
+    config = RunConfig(
+        suite="humaneval",
+        arms=("A",),
+        model=f"replay:{_canonical(tmp_path)}",
+        output=tmp_path / "runs",
+        run_id="canonical",
+    )
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    finish_run(plan, failed=0)
+    report = write_reports(config.output, "canonical").report
+    (a,) = report.arms
+    assert (a.n, a.mean_defects, a.pass_rate, a.tests_pass_rate) == (164, 0.0, 1.0, 1.0)
+    assert a.defects_by_group == {"tests": 0.0, "lint": 0.0, "types": 0.0}
+    assert a.halts == {"single_draft": 164} and report.unmeasured == 0

@@ -54,7 +54,7 @@ def _run(tmp_path: Path, run_id: str, patience: int | None) -> list[tuple[str, s
 
 
 def test_default_patience_reaches_the_fix_in_the_last_allowed_round(tmp_path: Path) -> None:
-    assert _run(tmp_path, "planted-1", None) == [("passed", "true", 3)] * LIMIT
+    assert _run(tmp_path, "planted-1", None) == [("visible_clean", "true", 3)] * LIMIT
 
 
 @pytest.mark.parametrize("patience", [1, 2])

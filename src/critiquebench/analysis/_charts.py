@@ -19,9 +19,9 @@ _WIDTH = 380
 _HEIGHT = 220
 # Fixed colours so a reason looks the same in every report: green ends, warm escalations.
 _HALT_COLORS = {
-    "passed": "#2a9d3f",
-    "single_pass": "#9e9e9e",
-    "budget_exhausted": "#e45756",
+    "visible_clean": "#2a9d3f",
+    "single_draft": "#9e9e9e",
+    "retry_limit": "#e45756",
     "no_progress": "#f58518",
     "loop_detected": "#b279a2",
     "stagnation": "#eeca3b",

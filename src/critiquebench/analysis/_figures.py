@@ -75,7 +75,7 @@ def _rounds(report: RunReport) -> tuple[list[dict[str, Any]], list[dict[str, Any
     if not gains:
         advice.append(
             "No gain per round to draw: no unit of any arm ran a fix round (arm A makes one "
-            "draft; a looping arm whose first drafts all passed what it could see stops there)"
+            "draft; a looping arm whose first drafts showed it nothing to fix stops there)"
         )
     return rounds, gains, "; ".join(advice) + "."
 
@@ -83,7 +83,7 @@ def _rounds(report: RunReport) -> tuple[list[dict[str, Any]], list[dict[str, Any
 def _tokens_caption(points: list[dict[str, Any]]) -> str:
     caption = (
         "Each point is a round (labelled): tokens spent so far per unit (original tokens) "
-        "and the pass rate of the answer kept then."
+        "and the pass rate of the answer kept then (no measured defect of any kind)."
     )
     if points and not any(point["mean_tokens"] for point in points):
         caption += " No tokens were counted (e.g. replayed answers), so every round sits at 0."

@@ -133,35 +133,42 @@ def cost_note(report: RunReport) -> str:
     return note
 
 
-_SUCCESS_HALTS = ("passed", "critic_ok")
+_SUCCESS_HALTS = ("visible_clean", "critic_ok")
+
+PASS_MEANING = "no measured defect of any kind"
+"""What "pass" means in every output: the answer kept has no measured defect of any
+kind (tests, lint, types, and every other kind its judge measures)."""
 
 
 def halt_explanation(summary: ArmSummary) -> str:
-    """Why an arm's ``passed`` halts and its pass rate can differ, in its own numbers.
+    """Why an arm's ``visible_clean`` halts and its pass rate can differ, in its own numbers.
 
-    Both count units (case x rep). A halt says why the loop stopped: ``passed`` /
-    ``critic_ok`` when what the loop could see (feedback checks, critic) was clean.
-    The pass rate is the share of units whose answer kept passes every check, the
-    held-out checks the loop never saw included.
+    Both count units (case x rep). A halt says why the loop stopped: ``visible_clean``
+    / ``critic_ok`` when what the loop was shown (feedback checks, lint, types; or the
+    critic) was clean. The pass rate is the share of units whose answer kept has no
+    measured defect of any kind, the held-out checks the loop never saw included.
     """
     n = summary.n
-    passed = f"{summary.units_passed} of {n} units pass every check ({pct(summary.pass_rate)})"
+    passed = (
+        f"{summary.units_passed} of {n} units pass ({PASS_MEANING}: {pct(summary.pass_rate)}; "
+        f"tests pass rate {pct(summary.tests_pass_rate)})"
+    )
     green = sum(summary.halts.get(reason, 0) for reason in _SUCCESS_HALTS)
-    if set(summary.halts) == {"single_pass"}:
-        return f"arm {summary.arm} makes one draft per unit (single_pass); {passed}."
+    if set(summary.halts) == {"single_draft"}:
+        return f"arm {summary.arm} makes one draft per unit (single_draft); {passed}."
     said = (
-        f"arm {summary.arm}: {green} of {n} units stopped because what the loop could see "
+        f"arm {summary.arm}: {green} of {n} units stopped because what the loop was shown "
         f"(feedback checks or critic) was clean; {passed}, held-out checks included"
     )
     if summary.green_but_failed:
         said += (
-            f"; {summary.green_but_failed} unit(s) stopped clean yet fail checks the loop "
-            "did not see"
+            f"; {summary.green_but_failed} unit(s) stopped clean yet have defects the loop "
+            "was not shown"
         )
     unclean = summary.units_passed - (green - summary.green_but_failed)
     if unclean > 0:
         said += (
-            f"; {unclean} unit(s) pass every check although the loop stopped for another "
+            f"; {unclean} unit(s) pass although the loop stopped for another "
             "reason (e.g. a critic that kept objecting)"
         )
     return said + "."

@@ -35,7 +35,7 @@ from critiquebench.analysis._withheld import (
 
 _KINDS = "<kinds>"  # the run's defect groups, e.g. "tests/lint/types kept"
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",
-            _KINDS, "reduction vs A", "pass", "p50/p90 s", "tokens in/out",
+            _KINDS, "reduction vs A", "pass", "tests pass", "p50/p90 s", "tokens in/out",
             "calls", "cost/unit",
             "cost", "paid in this run", "escal.", "verif.err", "killed")  # fmt: skip
 
@@ -55,7 +55,7 @@ def _cells(a: ArmSummary, groups: tuple[str, ...]) -> tuple[str, ...]:
     interval = "" if bounds is None else f"{bounds[0]:.2f} to {bounds[1]:.2f}"
     return (a.arm, str(a.n), str(a.n_cases), f"{a.mean_defects_initial:.2f}",
             f"{a.mean_defects:.2f}", interval, kinds_text(a, groups), reduction_text(a),
-            pct(a.pass_rate),
+            pct(a.pass_rate), pct(a.tests_pass_rate),
             f"{a.p50_latency_s:.2f}/{a.p90_latency_s:.2f}",
             f"{a.mean_tokens_in:.0f}/{a.mean_tokens_out:.0f}", f"{a.mean_calls:.1f}",
             f"${a.cost_per_unit:.6f}",
@@ -185,7 +185,10 @@ def html_report(report: RunReport) -> str:
         "the loop returned, with a 95% CI from a bootstrap over cases. Reduction = "
         "(mean_A - mean_X) / mean_A over pairs of the same case and rep; its CI resamples "
         "cases, a case's reps moving together. Latency is the unit's time with cached calls "
-        "at their original latency.",
+        "at their original latency. Pass = the answer kept has no measured defect of any "
+        "kind (tests, lint, types, ...); tests pass = it passes every check, lint and type "
+        "findings not counted.",
+        report.not_compared_text or "",
         cost_note(report),
         *_curve_lines(report),
     ]

@@ -26,7 +26,7 @@ def _kept_lines(report: RunReport, top: int) -> list[str]:
                 f"(in {item.units} unit{'s' if item.units != 1 else ''})"
             )
             shown[key] = shown.get(key, 0) + 1
-    return lines or ["- none: every answer kept passed its checks"]
+    return lines or ["- none: no answer kept failed a check"]
 
 
 def _fixed_lines(report: RunReport) -> list[str]:

@@ -168,7 +168,7 @@ def project_lessons_markdown(state: LessonsState) -> str:
         f"- {suite}: {kind} x{t.kept} in answers kept ({_plural(t.units, 'unit')}, "
         f"{_plural(len(t.kept_runs), 'run')})"
         for (suite, kind), t in most
-    ] or ["- nothing: every answer kept passed its checks"]
+    ] or ["- nothing: no answer kept failed a check"]
     loops = _tallies(state, looping=True)
     fixed = sorted(
         ((key, t) for key, t in loops.items() if t.fixed),

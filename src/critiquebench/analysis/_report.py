@@ -56,7 +56,8 @@ SEED = 0
 _METHOD = (
     "cluster bootstrap over cases (a case's reps move together), for mean defects and "
     f"the reduction vs A; a verdict needs at least {MIN_CASES} cases; McNemar on cases "
-    "(one sign per case, from the share of its reps that passed)"
+    "(one sign per case, from the share of its reps that passed: no measured defect of any "
+    "kind); every per-arm number covers the (case, rep) pairs every arm measured"
 )
 
 
@@ -107,6 +108,10 @@ def build_report(
     total = cost_summary([call for arm_calls in costs.values() for call in arm_calls])
     groups = parts.group_means(rows(sql.DEFECT_GROUPS))
     arms = _arms(connection, params, costs, statistics, halts, failed, _descriptions(rows))
+    left_out = {str(arm): int(units) for arm, units in rows(sql.NOT_COMPARED)}
+    arms = tuple(
+        dataclasses.replace(arm, units_not_compared=left_out.get(arm.arm, 0)) for arm in arms
+    )
     meta = parts.meta(rows(sql.META))
     unmeasured = fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
     report = RunReport(
@@ -277,6 +282,7 @@ def _arms(
                 mean_defects=float(row["mean_defects"]),
                 defects_ci=stats.defects_ci,
                 pass_rate=float(row["pass_rate"]),
+                tests_pass_rate=float(row["tests_pass_rate"]),
                 p50_latency_s=float(row["p50_latency_s"]),
                 p90_latency_s=float(row["p90_latency_s"]),
                 mean_tokens_in=float(row["mean_tokens_in"]),

@@ -1,26 +1,39 @@
 """The SQL of the run report, over the DuckDB views of ``analysis/_views.py``.
 
 Every query orders its rows completely, so the same tables give the same report,
-byte for byte. Every query but the list of failed units reads ``valid``: the units
-that did not fail for infrastructure reasons (``cases.error IS NULL``); a failed
-unit is excluded from every statistic, never scored as defects.
+byte for byte. Every per-arm query reads ``valid``: the units that did not fail for
+infrastructure reasons (``cases.error IS NULL``: a failed unit is excluded from every
+statistic, never scored as defects) of the (case, rep) pairs that every arm of the
+run measured. An arm's numbers are then over the same cases as every other arm's: a
+unit not measured in one arm takes its (case, rep) out of every arm's rows, and
+``NOT_COMPARED`` counts, per arm, the measured units that left out.
 
 Defects are the harness's measured defects: failed tests + lint + type findings
 (``defects_total_final``; runs before schema v3 measured tests only, so their
-``defects_final`` stands in). The pass rate stays the tests' (``passed``: pass@1, as
-published results report it); the means per defect group (tests, lint, types,
-sql, ...; the view ``defects_by_kind``) are shown beside.
+``defects_final`` stands in). "Pass" has one meaning: no measured defect of any
+kind (``passed``; the views derive it for runs before schema v8). The test-only
+rate (every check passes, lint and types not counted: ``tests_passed``, pass@1 as
+published results report it) is shown beside, always named "tests pass rate"; the
+means per defect group (tests, lint, types, sql, ...; the view ``defects_by_kind``)
+too.
 """
 
 from __future__ import annotations
 
 from critiquebench.analysis._kind_views import DEFECTS_BY_KIND_VIEW, TRIGGER_DECISIONS_VIEW
 
+# ``measured``: every unit with a measurement. ``valid``: those of the (case, rep)
+# pairs every arm with a measured unit measured, so per-arm rows cover the same cases.
 _VALID = """
-WITH valid AS (
+WITH measured AS (
     SELECT *, coalesce(defects_total_final, defects_final) AS measured_final,
            coalesce(defects_total_initial, defects_initial) AS measured_initial
     FROM cases WHERE run_id = $run_id AND error IS NULL
+), compared AS (
+    SELECT case_id, rep FROM measured GROUP BY case_id, rep
+    HAVING count(DISTINCT arm) = (SELECT count(DISTINCT arm) FROM measured)
+), valid AS (
+    SELECT m.* FROM measured m SEMI JOIN compared c USING (case_id, rep)
 )
 """
 
@@ -47,6 +60,7 @@ SELECT
     avg(measured_initial) AS mean_defects_initial,
     avg(measured_final) AS mean_defects,
     avg(CASE WHEN passed THEN 1.0 ELSE 0.0 END) AS pass_rate,
+    avg(CASE WHEN tests_passed THEN 1.0 ELSE 0.0 END) AS tests_pass_rate,
     quantile_cont(latency_s, 0.5) AS p50_latency_s,
     quantile_cont(latency_s, 0.9) AS p90_latency_s,
     avg(tokens_in) AS mean_tokens_in,
@@ -55,9 +69,9 @@ SELECT
     avg(loops) AS mean_loops,
     count(*) FILTER (WHERE escalated) AS escalated,
     count(*) FILTER (WHERE passed) AS units_passed,
-    -- stopped because the checks the loop sees were green, yet the answer kept fails
-    -- the measurement (held-out checks): why "halted passed" and the pass rate differ
-    count(*) FILTER (WHERE halt_reason IN ('passed', 'critic_ok') AND NOT passed)
+    -- stopped because what the loop is shown was clean, yet the answer kept has a
+    -- measured defect (a held-out check, say): why such halts and the pass rate differ
+    count(*) FILTER (WHERE halt_reason IN ('visible_clean', 'critic_ok') AND NOT passed)
         AS green_but_failed,
     sum(verifier_errors) AS verifier_errors,
     sum(findings_killed) AS findings_killed,
@@ -66,6 +80,16 @@ SELECT
     count(*) FILTER (WHERE defects_total_initial_raw > defects_total_initial
                         OR defects_total_final_raw > defects_total_final) AS units_bounded
 FROM valid GROUP BY arm ORDER BY arm
+"""
+)
+
+# Per arm, its measured units left out of ``valid``: another arm did not measure
+# their (case, rep). Only arms with such units have a row.
+NOT_COMPARED = (
+    _VALID
+    + """
+SELECT arm, count(*) FROM measured m ANTI JOIN compared c USING (case_id, rep)
+GROUP BY arm ORDER BY arm
 """
 )
 
@@ -243,11 +267,11 @@ FAILURE_DEFECTS = (
     + """
 , tried AS (
     SELECT a.case_id, max(coalesce(a.defects_total, a.defects)) AS worst
-    FROM attempts a JOIN valid v USING (arm, case_id, rep)
+    FROM attempts a JOIN measured v USING (arm, case_id, rep)
     WHERE a.run_id = $run_id GROUP BY a.case_id
 ), kept AS (
     SELECT case_id, max(greatest(measured_initial, measured_final)) AS worst
-    FROM valid GROUP BY case_id
+    FROM measured GROUP BY case_id
 ), checks AS (
     SELECT case_id, max(checks_total) AS checks FROM cases
     WHERE run_id = $run_id GROUP BY case_id

@@ -33,8 +33,14 @@ from critiquebench.pipeline import ResultStore
 # 4: units not measured make every verdict "inconclusive: N units not measured";
 #    missing_units, missing_unnamed and sensitivity (each arm with them counted as
 #    failures). A version-3 report still reads, its verdicts withheld the same way.
-REPORT_VERSION = 4
-_OLDER_READABLE = (3,)
+# 5: one meaning per word. pass_rate (and units_passed, the McNemar test, the
+#    sensitivity's pass rate) counts units with no measured defect of any kind; the
+#    test-only rate is tests_pass_rate. Halt reasons are renamed (passed ->
+#    visible_clean, budget_exhausted -> retry_limit, single_pass -> single_draft).
+#    Per-arm numbers cover the (case, rep) pairs every arm measured; each arm's
+#    units_not_compared counts its measured units left out. Older reports are not
+#    read (their pass rates meant another thing): the report is rebuilt from the tables.
+REPORT_VERSION = 5
 
 FAILURE_RULE = (
     "a unit not measured counts as a failure of its arm: not passed, with the most "
@@ -89,6 +95,8 @@ class ArmSummary:
     mean_defects: float
     defects_ci: MeanEstimate | None
     pass_rate: float
+    """Share of units whose answer kept has no measured defect of any kind (tests,
+    lint, types and every other kind its judge measures): the only "pass rate"."""
     p50_latency_s: float
     p90_latency_s: float
     mean_tokens_in: float
@@ -118,10 +126,17 @@ class ArmSummary:
     cost_experiment: float = 0.0
     cost_per_defect_removed: float | None = None
     units_passed: int = 0
-    """Units whose answer kept has no defect on any check: the pass rate's numerator."""
+    """Units whose answer kept has no measured defect of any kind: the pass rate's
+    numerator."""
+    tests_pass_rate: float = 0.0
+    """Share of units whose answer kept passes every check, lint and type findings not
+    counted (pass@1 as published results report it); always labelled "tests pass"."""
     green_but_failed: int = 0
-    """Units that halted ``passed``/``critic_ok`` (what the loop saw was clean) whose
-    answer kept still fails the measurement, e.g. a held-out check."""
+    """Units that halted ``visible_clean``/``critic_ok`` (what the loop was shown was
+    clean) whose answer kept still has a measured defect, e.g. a held-out check."""
+    units_not_compared: int = 0
+    """Measured units of this arm left out of every number here because another arm of
+    the run did not measure their (case, rep): every arm's rows cover the same cases."""
     description: str = ""  # the arm's one line from its ArmSpec (the registry)
     units_bounded: int = 0
     """Units whose first draft or answer kept had a defect count the per-kind bound
@@ -327,6 +342,24 @@ class RunReport:
         )
 
     @property
+    def units_not_compared(self) -> int:
+        """Measured units of every arm left out so that arms cover the same cases."""
+        return sum(arm.units_not_compared for arm in self.arms)
+
+    @property
+    def not_compared_text(self) -> str | None:
+        """One line saying the per-arm numbers cover the same cases and what that left
+        out, per arm; None when every measured unit is in them."""
+        if not self.units_not_compared:
+            return None
+        per_arm = ", ".join(f"{arm.arm} {arm.units_not_compared}" for arm in self.arms)
+        return (
+            f"Same cases: every per-arm number covers the {self.arms[0].n} (case, rep) "
+            f"pair(s) every arm measured; {self.units_not_compared} measured unit(s) of "
+            f"other pairs are left out (per arm: {per_arm})."
+        )
+
+    @property
     def unknown_models(self) -> tuple[str, ...]:
         """Models missing from the price table, priced at 0."""
         return self.cost.unknown_models if self.cost else ()
@@ -380,7 +413,7 @@ class RunReport:
         except json.JSONDecodeError as error:
             raise ReportFormatError(f"{source}: not JSON: {error}") from error
         version = data.get("version") if isinstance(data, dict) else None
-        if version != REPORT_VERSION and version not in _OLDER_READABLE:
+        if version != REPORT_VERSION:
             raise ReportFormatError(
                 f"{source}: report version {version!r}, this critiquebench reads "
                 f"{REPORT_VERSION}; rebuild it with `critiquebench report RUN_ID`"
@@ -389,20 +422,10 @@ class RunReport:
             report = _ADAPTER.validate_python(data)
         except ValidationError as error:
             raise ReportFormatError(f"{source}: {error}") from error
-        return report if version == REPORT_VERSION else _from_older(report)
+        return report
 
 
 _ADAPTER: TypeAdapter[RunReport] = TypeAdapter(RunReport)
-
-
-def _from_older(report: RunReport) -> RunReport:
-    """A version-3 report read as this version: its planned units without rows come
-    from the runs row (v3 did not name them), and its verdicts are withheld while
-    units are not measured, as this version's would be. Its sensitivity stays empty:
-    renderers then say to rebuild the report."""
-    meta = report.meta
-    unnamed = max(0, meta.units_planned - meta.units_landed) if meta else 0
-    return withhold_verdicts(dataclasses.replace(report, missing_unnamed=unnamed))
 
 
 def withhold_verdicts(report: RunReport) -> RunReport:

@@ -43,6 +43,7 @@ _HEADERS = (
     _KINDS,
     "reduction [95% CI]",
     "pass",
+    "tests pass",
     "p50/p90 s",
     "tok in",
     "tok out",
@@ -57,7 +58,8 @@ _HEADERS = (
 # its loops ended.
 _OUTCOME = ("arm", "n", "defects@0", "defects [95% CI]", "reduction [95% CI]", "pass")
 _COST = ("arm", "p50/p90 s", "tok in", "tok out", "calls", "cost $")
-_EVENTS = ("arm", _KINDS, "escal.", "verif.err", "killed")
+# The test-only pass rate sits with the per-group means: both break the headline down.
+_EVENTS = ("arm", "tests pass", _KINDS, "escal.", "verif.err", "killed")
 _LAYOUTS: tuple[tuple[tuple[str, ...], ...], ...] = (
     (_HEADERS,),
     (_OUTCOME, (*_COST, *_EVENTS[1:])),
@@ -82,6 +84,7 @@ def _cells(summary: ArmSummary, groups: tuple[str, ...]) -> list[str]:
         kinds_text(summary, groups),
         reduction_text(summary),
         pct(summary.pass_rate),
+        pct(summary.tests_pass_rate),
         f"{summary.p50_latency_s:.1f}/{summary.p90_latency_s:.1f}",
         f"{summary.mean_tokens_in:.0f}",
         f"{summary.mean_tokens_out:.0f}",
@@ -228,6 +231,8 @@ def _terminal_text(text: str) -> str:
 
 def _lines(report: RunReport, quote: Quote) -> list[str]:
     lines = not_measured_lines(report, quote, sensitivity=False)
+    if report.not_compared_text:
+        lines.append(report.not_compared_text)
     if sandbox_warning(report):
         lines.append(sandbox_warning(report))
     lines += _verdicts(report)
@@ -244,8 +249,9 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
         )
         lines.append(f"  pass rate of the answer kept vs mean tokens spent: {points}")
     for s in report.arms:
-        # "halts B: passed=3" beside a 67% pass rate needs its reason said.
-        if s.halts.get("passed", 0) + s.halts.get("critic_ok", 0) not in (0, s.units_passed):
+        # "halts B: visible_clean=3" beside a 67% pass rate needs its reason said.
+        clean = s.halts.get("visible_clean", 0) + s.halts.get("critic_ok", 0)
+        if clean not in (0, s.units_passed):
             lines.append(halt_explanation(s))
     if report.arms and not any(s.arm == "A" for s in report.arms):
         lines.append("No arm A in this run: reductions need the baseline.")
@@ -291,6 +297,7 @@ def artifact_rows(report: RunReport) -> list[dict[str, Any]]:
             # Only while units are not measured, so a complete run's rows stay as they were.
             **(_sensitivity_cells(report, s.arm) if report.unmeasured else {}),
             "pass_rate": round(s.pass_rate, 3),
+            "tests_pass_rate": round(s.tests_pass_rate, 3),
             "p50_latency_s": round(s.p50_latency_s, 2),
             "cost_usd": round(s.cost_experiment, 6),
             "paid_in_this_run_usd": round(s.cost_run, 6),
@@ -341,6 +348,7 @@ def comparison_table(first: RunReport, second: RunReport) -> Table:
             ),
             ("reduction vs A", reduction_text(left), right and reduction_text(right)),
             ("pass rate", pct(left.pass_rate), right and pct(right.pass_rate)),
+            ("tests pass rate", pct(left.tests_pass_rate), right and pct(right.tests_pass_rate)),
             ("p50 latency s", f"{left.p50_latency_s:.1f}", right and f"{right.p50_latency_s:.1f}"),
             ("cost $", usd(left.cost_experiment), right and usd(right.cost_experiment)),
         ]

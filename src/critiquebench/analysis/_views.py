@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
+from critiquebench.loop import RENAMED_HALTS
 from critiquebench.pipeline import SCHEMA_VERSION, SIDE_TABLES, TABLES, arrow_schema
 
 READABLE_TABLES: tuple[str, ...] = (*TABLES, *SIDE_TABLES)
@@ -55,6 +56,27 @@ def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, sou
     if not missing:
         return source
     return f"(SELECT *, {', '.join(missing)} FROM {source})"
+
+
+def _cases_in_current_words(source: str) -> str:
+    """``source`` (the ``cases`` rows, every column present) with older rows in this
+    version's words (schema v8): ``passed`` means no measured defect of any kind,
+    ``tests_passed`` that every check passes, and halt reasons say what happened.
+
+    A row written before v8 has no ``tests_passed``: its ``passed`` was the test-only
+    flag, so it becomes ``tests_passed`` and ``passed`` is derived from the measured
+    total (``defects_final`` before v3, when tests were all that was measured). The
+    old halt names (``RENAMED_HALTS``) are never written now, so they map on any row.
+    """
+    halts = " ".join(
+        f"WHEN {sql_literal(old)} THEN {sql_literal(new)}" for old, new in RENAMED_HALTS.items()
+    )
+    return f"""(SELECT * REPLACE (
+        CASE WHEN tests_passed IS NOT NULL THEN passed
+             ELSE error IS NULL AND coalesce(defects_total_final, defects_final) = 0 END AS passed,
+        coalesce(tests_passed, passed) AS tests_passed,
+        CASE halt_reason {halts} ELSE halt_reason END AS halt_reason
+    ) FROM {source})"""
 
 
 _FINDING = '[{"file": "VARCHAR", "line": "INTEGER", "code": "VARCHAR", "message": "VARCHAR"}]'
@@ -172,6 +194,8 @@ def _define(
 
 def _create(connection: duckdb.DuckDBPyConnection, kind: Kind, table: str, source: str) -> None:
     source = _with_missing_columns(connection, table, source)
+    if table == "cases":
+        source = _cases_in_current_words(source)
     connection.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM {source}")
 
 
@@ -271,9 +295,14 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
         else:  # one glob per run that has files of this table
             folders = sorted({path.parent for path in files[table]})
             patterns = "[" + ", ".join(sql_literal(f"{f}/*.parquet") for f in folders) + "]"
-        lines.append(
-            f"CREATE VIEW {table} AS SELECT * FROM read_parquet({patterns}, union_by_name = true);"
-        )
+        source = f"read_parquet({patterns}, union_by_name = true)"
+        if table == "cases":
+            # The same words as connect's views; the columns older files lack are
+            # found once, here (a file of another schema written later is not seen).
+            with duckdb.connect() as probe:
+                source = _cases_in_current_words(_with_missing_columns(probe, table, source))
+            source = " ".join(source.split())
+        lines.append(f"CREATE VIEW {table} AS SELECT * FROM {source};")
     if files["attempts"]:
         # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
         lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")

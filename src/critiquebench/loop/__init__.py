@@ -40,6 +40,7 @@ from critiquebench.loop._state import (
     ESCALATING_REASONS,
     HALT_REASONS,
     INFRASTRUCTURE_ERROR_PREFIXES,
+    RENAMED_HALTS,
     Attempt,
     CallRecord,
     Escalation,
@@ -47,6 +48,7 @@ from critiquebench.loop._state import (
     HaltReason,
     LoopOutcome,
     LoopSettings,
+    current_halt,
     empty_attempt,
 )
 
@@ -67,6 +69,7 @@ __all__ = [
     "HALT_REASONS",
     "INFRASTRUCTURE_ERROR_PREFIXES",
     "MAX_DIFF_LINES",
+    "RENAMED_HALTS",
     "ArmError",
     "ArmSpec",
     "Attempt",
@@ -85,6 +88,7 @@ __all__ = [
     "best_attempt",
     "build_graph",
     "check_token",
+    "current_halt",
     "decide_halt",
     "describe_arms",
     "diff_summary",

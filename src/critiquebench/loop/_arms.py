@@ -90,10 +90,10 @@ class ArmSpec:
         return not self.own_loop and "quorum" in self.feedback
 
     @property
-    def success(self) -> Literal["passed", "critic_ok"]:
+    def success(self) -> Literal["visible_clean", "critic_ok"]:
         """The halt reason when nothing visible is left for the fixer: ``critic_ok`` when
-        only a critic decided (no judge feedback of tests), else ``passed``."""
-        return "critic_ok" if self.critic and not self.tests else "passed"
+        only a critic decided (no judge feedback of tests), else ``visible_clean``."""
+        return "critic_ok" if self.critic and not self.tests else "visible_clean"
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -120,8 +120,8 @@ class ArmSpec:
         if self.own_loop:
             return ("own_loop", "error")
         if not self.fixes:
-            return ("single_pass", "error")
-        escalations = ("budget_exhausted", "no_progress", "loop_detected", "stagnation")
+            return ("single_draft", "error")
+        escalations = ("retry_limit", "no_progress", "loop_detected", "stagnation")
         return (self.success, *escalations, "token_budget", "error")
 
     @property

@@ -115,7 +115,7 @@ def make_judge(deps: LoopDependencies, *, decides: bool) -> Node:
                 "halt": "error",
                 "error": f"infrastructure: judge: {result.infrastructure_error}",
             }
-        halt: HaltReason | None = None if settings.spec.fixes else "single_pass"
+        halt: HaltReason | None = None if settings.spec.fixes else "single_draft"
         if decides:
             tokens = state["tokens_in"] + state["tokens_out"]
             halt = decide_halt(new_history, state["retry_count"], tokens, settings)

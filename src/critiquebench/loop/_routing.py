@@ -16,13 +16,14 @@ def decide_halt(
     retry_count: int,
     tokens_used: int,
     settings: LoopSettings,
-    success: HaltReason = "passed",
+    success: HaltReason = "visible_clean",
 ) -> HaltReason | None:
     """The reason to stop after the latest attempt, or None to go on fixing.
 
-    ``success`` names the halt when nothing visible is left: ``passed`` when tests
-    feed back, ``critic_ok`` for critic-only arms. Rules apply in order: success,
-    budget_exhausted, no_progress, loop_detected, stagnation, token_budget.
+    ``success`` names the halt when nothing visible is left: ``visible_clean`` when
+    tests feed back, ``critic_ok`` for critic-only arms. Neither says the answer
+    passes: held-out checks the loop never saw may fail it. Rules apply in order:
+    success, retry_limit, no_progress, loop_detected, stagnation, token_budget.
     Stagnation fires after ``settings.patience`` fix rounds in a row, none of which
     left fewer visible failures than the attempt before it.
     """
@@ -30,7 +31,7 @@ def decide_halt(
     if latest.feedback_defects == 0:
         return success
     if retry_count >= settings.retry_limit:
-        return "budget_exhausted"
+        return "retry_limit"
     if len(history) >= 2:
         current = normalise(latest.artifact)
         if current == normalise(history[-2].artifact):
@@ -51,7 +52,7 @@ def route_for(halt: HaltReason | None) -> Route:
     """Where the graph goes for a halt decision."""
     if halt is None:
         return "fix"
-    if halt in ("passed", "critic_ok", "single_pass"):
+    if halt in ("visible_clean", "critic_ok", "single_draft"):
         return "end"
     return "escalate"
 

@@ -18,10 +18,10 @@ ARMS: tuple[str, ...] = tuple(BUILTIN_ARMS)
 """Names of the built-in arms (the registry is ``BUILTIN_ARMS``)."""
 
 HaltReason = Literal[
-    "passed",  # the feedback checks are green
+    "visible_clean",  # what the loop is shown (feedback checks, lint, types) is clean
     "critic_ok",  # the critic (after the quorum) has nothing left for the fixer
-    "single_pass",  # arm A: one draft, no feedback edge
-    "budget_exhausted",  # retry_count reached retry_limit
+    "single_draft",  # arm A: one draft, no feedback edge
+    "retry_limit",  # retry_count reached retry_limit
     "no_progress",  # the new artifact equals the previous one
     "loop_detected",  # the new artifact equals an earlier one
     "stagnation",  # `stagnation_patience` rounds in a row without fewer failures
@@ -30,10 +30,10 @@ HaltReason = Literal[
     "error",  # infrastructure: a model call failed after retries, or the judge could not judge
 ]
 HALT_REASONS: tuple[HaltReason, ...] = (
-    "passed",
+    "visible_clean",
     "critic_ok",
-    "single_pass",
-    "budget_exhausted",
+    "single_draft",
+    "retry_limit",
     "no_progress",
     "loop_detected",
     "stagnation",
@@ -42,11 +42,29 @@ HALT_REASONS: tuple[HaltReason, ...] = (
     "error",
 )
 ESCALATING_REASONS: frozenset[HaltReason] = frozenset(HALT_REASONS) - {
-    "passed",
+    "visible_clean",
     "critic_ok",
-    "single_pass",
+    "single_draft",
     "own_loop",
 }
+
+RENAMED_HALTS: dict[str, HaltReason] = {
+    "passed": "visible_clean",
+    "budget_exhausted": "retry_limit",
+    "single_pass": "single_draft",
+}
+"""Halt reasons as runs before schema version 8 wrote them, by their name now. ``passed`` said
+the answer passed when only what the loop could see was clean (a held-out check or
+the measurement may still fail it); ``budget_exhausted`` was the retry limit, not the
+token budget (that is ``token_budget``); ``single_pass`` read as "passed" beside a
+pass rate. Readers of stored runs map these names on read (``analysis`` views)."""
+
+
+def current_halt(name: str) -> str:
+    """``name`` as this version calls it: a halt reason of an older run renamed, any
+    other name unchanged."""
+    return RENAMED_HALTS.get(name, name)
+
 
 INFRASTRUCTURE_ERROR_PREFIXES: tuple[str, ...] = ("provider: ", "infrastructure: ")
 """How every ``LoopOutcome.error`` (and ``cases.error``) starts: a model call that failed

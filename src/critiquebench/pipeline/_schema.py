@@ -54,6 +54,16 @@ messages and reply, the verdict read from a critic's or reviewer's reply, and pe
 attempt the feedback the loop was shown, each text at most ``TRANSCRIPT_CHAR_LIMIT``
 characters. It is not one of ``TABLES`` (the measured tables the report and the data
 checks read) but of ``SIDE_TABLES``; runs before v7 have none and read as no rows.
+
+Version 8 gives "pass" one meaning: ``cases.passed`` is True when the answer kept has
+no measured defect of any kind (tests, lint, types and every kind of its judge:
+``defects_total_final`` is 0) and the unit was measured; ``cases.tests_passed`` is
+the old test-only flag (every check passes, lint and type findings not counted).
+Halt reasons say what happened: ``visible_clean`` (was ``passed``: what the loop is
+shown is clean), ``retry_limit`` (was ``budget_exhausted``), ``single_draft`` (was
+``single_pass``). Readers (``analysis`` views) map older rows on read: an older
+``passed`` is their ``tests_passed``, their ``passed`` is derived from
+``defects_total_final``, and the old halt names read as the new ones.
 """
 
 from __future__ import annotations
@@ -70,7 +80,7 @@ import pyarrow as pa
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 TRANSCRIPT_CHAR_LIMIT = 16_000
 """Most characters kept of one message or reply in ``transcripts`` (head and tail)."""
@@ -339,13 +349,32 @@ CASES = [
     *_findings_columns("final_"),
     Column("checks_total", pa.int32(), "Number of checks of the case."),
     Column(
-        "passed", pa.bool_(), "True when the final answer has no defects (never with an error)."
+        "passed",
+        pa.bool_(),
+        "True when the answer kept has no measured defect of any kind (defects_total_final "
+        "is 0: tests, lint, types, ...); never with an error. Before v8 it was tests_passed.",
+    ),
+    Column(
+        "tests_passed",
+        pa.bool_(),
+        "True when the answer kept passes every check (lint and type findings not counted); "
+        "never with an error (null before v8: read as that version's passed).",
+        nullable=True,
     ),
     Column("loops", pa.int32(), "Fix rounds taken (0..retry_limit)."),
     Column("attempts", pa.int32(), "Artifacts produced (loops + 1 unless a call failed)."),
     Column("final_iteration", pa.int32(), "Iteration of the answer kept (the best attempt)."),
-    Column("halt_reason", pa.string(), "Why the loop stopped."),
-    Column("escalated", pa.bool_(), "True when the loop gave up rather than passed."),
+    Column(
+        "halt_reason",
+        pa.string(),
+        "Why the loop stopped (loop.HALT_REASONS; v8 renamed passed, budget_exhausted and "
+        "single_pass to visible_clean, retry_limit and single_draft).",
+    ),
+    Column(
+        "escalated",
+        pa.bool_(),
+        "True when the loop gave up; False for visible_clean, critic_ok, single_draft, own_loop.",
+    ),
     Column("latency_s", pa.float64(), "Unit time with cached calls at their original latency."),
     Column("wall_s", pa.float64(), "Wall time of the unit in this run, seconds."),
     Column("model_latency_s", pa.float64(), "Model time of the unit (original latencies)."),

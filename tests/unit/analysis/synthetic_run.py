@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS
+from critiquebench.loop import RENAMED_HALTS
 from critiquebench.pipeline import TABLES, ResultStore, Unit, UnitRows
 
 STARTED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -46,7 +47,7 @@ class FakeUnit:
     error: str | None = None
     latency_s: float = 1.0
     kinds: tuple[str, ...] = ("assertion",)
-    halt: str | None = None  # default: single_pass for A, passed when clean, else budget
+    halt: str | None = None  # default: single_draft (A), visible_clean if clean, else retry_limit
     judge: str = "python"
     judge_data: dict[str, Any] | None = None
     artifacts: tuple[str, ...] = ()
@@ -182,9 +183,9 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
     first, kept = _by_kind(unit, 0), _by_kind(unit, unit.kept)
     single = unit.arm == "A"
     halt = unit.halt or (
-        "single_pass" if single else ("passed" if final == 0 else "budget_exhausted")
+        "single_draft" if single else ("visible_clean" if final == 0 else "retry_limit")
     )
-    escalated = halt not in ("single_pass", "passed", "critic_ok")
+    escalated = halt not in ("single_draft", "visible_clean", "critic_ok", *RENAMED_HALTS)
     case = _row(
         "cases",
         {
@@ -200,7 +201,8 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
             **_final_kinds(kept),
             **_raw_final(unit),
             "final_artifact": artifacts[unit.kept],
-            "passed": kept.get("defects", final) == 0,
+            "passed": final == 0 and unit.error is None,
+            "tests_passed": kept.get("defects", final) == 0 and unit.error is None,
             "loops": len(unit.defects) - 1,
             "attempts": len(unit.defects),
             "final_iteration": unit.kept,

@@ -43,11 +43,12 @@ def test_a_flood_of_lint_findings_counts_the_bound_and_keeps_the_raw_count(
     db = connect(output)
     cases = db.execute(
         "SELECT final_lint, defects_total_final, defects_total_final_raw, final_raw_by_kind, "
-        "defects_total_initial_raw, passed FROM cases"
+        "defects_total_initial_raw, passed, tests_passed FROM cases"
     ).fetchall()
     raw = cases[0][2]
     assert raw >= 3000  # every unused import, whatever else ruff adds
-    assert cases == [(COUNT_BOUND, COUNT_BOUND, raw, json.dumps({"lint": raw}), raw, True)]
+    # Its tests pass; with lint defects it does not pass.
+    assert cases == [(COUNT_BOUND, COUNT_BOUND, raw, json.dumps({"lint": raw}), raw, False, True)]
     attempts = db.execute(
         "SELECT defects_lint, defects_total, defects_total_raw, defects_raw_by_kind FROM attempts"
     ).fetchall()

@@ -61,27 +61,30 @@ def test_the_page_shows_first_drafts_rounds_and_escalations(tmp_path: Path) -> N
 
 
 def test_halts_and_pass_rate_are_explained_in_their_own_numbers(tmp_path: Path) -> None:
-    # Two B units stop "passed" because their feedback checks are green, yet one of them
-    # fails a held-out check: 2 halts passed beside a pass rate of 1 in 2.
+    # Two B units stop "visible_clean" because their feedback checks are green, yet one
+    # of them fails a held-out check: 2 such halts beside a pass rate of 1 in 2.
     made = [
         FakeUnit("c1", "A", 0, (1,)),
         FakeUnit("c2", "A", 0, (1,)),
         FakeUnit("c1", "B", 0, (1, 0)),
-        FakeUnit("c2", "B", 0, (1, 1), (1, 0), halt="passed"),
+        FakeUnit("c2", "B", 0, (1, 1), (1, 0), halt="visible_clean"),
     ]
     report = _report(tmp_path, made)
     b = report.arms[1]
     assert (b.halts, b.pass_rate, b.units_passed, b.green_but_failed) == (
-        {"passed": 2}, 0.5, 1, 1
+        {"visible_clean": 2}, 0.5, 1, 1
     )  # fmt: skip
     text = _text(report)
     assert (
-        "halts B: passed=2. arm B: 2 of 2 units stopped because what the loop could see "
-        "(feedback checks or critic) was clean; 1 of 2 units pass every check (50%), held-out "
-        "checks included; 1 unit(s) stopped clean yet fail checks the loop did not see."
+        "halts B: visible_clean=2. arm B: 2 of 2 units stopped because what the loop was shown "
+        "(feedback checks or critic) was clean; 1 of 2 units pass (no measured defect of any "
+        "kind: 50%; tests pass rate 50%), held-out checks included; 1 unit(s) stopped clean "
+        "yet have defects the loop was not shown."
     ) in text
-    assert "arm A makes one draft per unit (single_pass); 0 of 2 units pass every check" in text
-    # The terminal says it too, under its "halts B: passed=2" caption.
+    assert (
+        "arm A makes one draft per unit (single_draft); 0 of 2 units pass (no measured defect"
+    ) in text
+    # The terminal says it too, under its "halts B: visible_clean=2" caption.
     assert [line for line in verdict_lines(report) if line.startswith("arm B: 2 of 2")] == [
         halt_explanation(b)
     ]

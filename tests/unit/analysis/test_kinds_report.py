@@ -44,11 +44,12 @@ def test_per_kind_defects_reach_tables_views_and_reports(tmp_path: Path) -> None
 
     db = connect(output)
     cases = db.execute(
-        "SELECT arm, defects_final, final_lint, final_types, defects_total_final, passed "
-        "FROM cases ORDER BY arm"
+        "SELECT arm, defects_final, final_lint, final_types, defects_total_final, passed, "
+        "tests_passed FROM cases ORDER BY arm"
     ).fetchall()
-    # Tests pass in both arms; arm B's fixer saw the findings and removed them.
-    assert cases == [("A", 0, 1, 1, 2, True), ("B", 0, 0, 0, 0, True)]
+    # Tests pass in both arms; arm B's fixer saw the findings and removed them. Only B's
+    # answer passes: A's has a lint and a type defect.
+    assert cases == [("A", 0, 1, 1, 2, False, True), ("B", 0, 0, 0, 0, True, True)]
     found = db.execute(
         "SELECT arm, iteration, kind, file, line, code FROM findings ORDER BY arm, iteration, kind"
     ).fetchall()
@@ -63,6 +64,7 @@ def test_per_kind_defects_reach_tables_views_and_reports(tmp_path: Path) -> None
     a, b = report.arms
     assert report.defect_groups == ("tests", "lint", "types")
     assert a.mean_defects == 2 and a.defects_by_group == {"tests": 0, "lint": 1, "types": 1}
+    assert (a.pass_rate, a.tests_pass_rate, b.pass_rate, b.tests_pass_rate) == (0, 1, 1, 1)
     assert b.defects_initial_by_group == {"tests": 0, "lint": 1, "types": 1}
     assert b.defects_by_group == {"tests": 0, "lint": 0, "types": 0}
     by_kind = db.execute(
@@ -78,7 +80,6 @@ def test_per_kind_defects_reach_tables_views_and_reports(tmp_path: Path) -> None
         ("B", "python", "types", 1, 0),
     ]
     assert (b.mean_defects_initial, b.mean_defects) == (2, 0)
-    assert a.pass_rate == b.pass_rate == 1.0  # the pass rate stays the tests'
     assert b.reduction is not None and b.reduction.estimate == pytest.approx(1.0)
 
     console = Console(record=True, width=300)

@@ -73,7 +73,7 @@ def test_arm_numbers_match_hand_counts(report: RunReport) -> None:
     assert (a.pass_rate, b.pass_rate) == (pytest.approx(1 / 6), pytest.approx(3 / 6))
     assert (b.p50_latency_s, b.p90_latency_s) == (pytest.approx(3.5), pytest.approx(5.5))
     assert b.mean_calls == 2.0 and b.mean_loops == 1.0
-    assert b.halts == {"passed": 3, "budget_exhausted": 3}
+    assert b.halts == {"visible_clean": 3, "retry_limit": 3}
     assert b.reduction is not None and b.reduction.estimate == pytest.approx(6 / 11)
     assert b.reduction.n_pairs == 6
     assert b.mcnemar is not None and (b.mcnemar.b, b.mcnemar.c) == (0, 2)
@@ -132,7 +132,7 @@ def test_escalations_regressions_and_failure_kinds(report: RunReport) -> None:
         "- synthetic, arm B: assertion: 11 in first drafts, 6 fixed, 5 in the answers kept" in text
     )
     assert "- c3 (arm B, rep 0): round 2 went 1 -> 2" in text
-    assert "- arm B: passed x3" in text
+    assert "- arm B: visible_clean x3" in text
 
 
 def test_run_settings_come_from_the_runs_row(report: RunReport) -> None:

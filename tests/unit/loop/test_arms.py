@@ -51,7 +51,8 @@ def test_builtin_arms_are_wired_from_their_feedback_sources() -> None:
     assert roles["C"] == ("actor", "fixer", "critic")
     assert roles["D"] == ("actor", "fixer", "critic", "reviewer")
     assert [name for name, spec in BUILTIN_ARMS.items() if spec.run_errors] == ["B", "E"]
-    assert BUILTIN_ARMS["C"].halts[0] == "critic_ok" and "passed" not in BUILTIN_ARMS["C"].halts
+    c_halts = BUILTIN_ARMS["C"].halts
+    assert c_halts[0] == "critic_ok" and "visible_clean" not in c_halts
 
 
 @pytest.mark.parametrize("name", list(BUILTIN_ARMS))
@@ -223,10 +224,10 @@ def test_resuming_a_run_whose_critic_arms_saw_run_errors_is_refused(
     assert differences == (["run_error_feedback: true (run) vs false (now)"] if refused else [])
 
 
-def test_an_arm_fed_only_by_run_errors_halts_as_passed_when_its_code_runs() -> None:
+def test_an_arm_fed_only_by_run_errors_halts_visible_clean_when_its_code_runs() -> None:
     runs_only = ArmSpec(name="R", description="run errors only", feedback=frozenset({"run_errors"}))
     assert runs_only.nodes == ("generate", "judge", "fix", "escalate")
     provider = ScriptedProvider([fenced(BROKEN_ADD), fenced(WRONG_ADD)])
     outcome = run_loop(CASE, LoopDependencies(provider, PythonJudge()), LoopSettings(arm=runs_only))
     assert "[syntax]" in provider.requests[1][-1].content  # the run error fed back
-    assert outcome.halt == "passed" and outcome.final.defects > 0  # failed tests never did
+    assert outcome.halt == "visible_clean" and outcome.final.defects > 0  # failed tests never did

@@ -173,7 +173,7 @@ def test_arm_d_malformed_reviewers_abstain_so_findings_stay_unverified() -> None
 def test_arm_e_fixer_gets_failing_tests_and_critic_issues() -> None:
     script = Script([WRONG_ADD, GOOD_ADD], [_verdict("warn", "line 2: sign"), "NO_DEFECTS"])
     outcome = run(script, "E")
-    assert outcome.halt == "passed"
+    assert outcome.halt == "visible_clean"
     fix_prompt = script.actor_prompts[1]
     assert "assert add(1, 2) == 3" in fix_prompt and "line 2: sign" in fix_prompt
 

@@ -28,23 +28,23 @@ def _run(answers: list[str], **settings: object) -> tuple[object, ScriptedProvid
     return outcome, provider
 
 
-def test_passed_on_first_draft() -> None:
+def test_visible_clean_on_first_draft() -> None:
     outcome, provider = _run([GOOD_ADD])
-    assert outcome.halt == "passed"
+    assert outcome.halt == "visible_clean"
     assert outcome.retry_count == 0
     assert len(provider.requests) == 1
 
 
-def test_passed_after_a_fix() -> None:
+def test_visible_clean_after_a_fix() -> None:
     outcome, _ = _run([WRONG_ADD, GOOD_ADD])
-    assert outcome.halt == "passed"
+    assert outcome.halt == "visible_clean"
     assert [a.feedback_defects for a in outcome.attempts] == [2, 0]
     assert outcome.final.iteration == 1
 
 
-def test_budget_exhausted_at_retry_limit() -> None:
+def test_retry_limit_halts_at_the_retry_limit() -> None:
     outcome, provider = _run([WRONG_ADD, TWO_WRONG, ONE_WRONG], retry_limit=2)
-    assert outcome.halt == "budget_exhausted"
+    assert outcome.halt == "retry_limit"
     assert outcome.retry_count == 2
     assert len(provider.requests) == 3
     assert outcome.escalated and outcome.escalation is not None
@@ -76,7 +76,7 @@ def test_default_patience_never_cuts_the_retry_limit_short() -> None:
     # reach it (the old fixed patience of 2 stopped it at round 2 as "stagnation").
     answers = [TWO_WRONG, TWO_WRONG_B, TWO_WRONG_C, GOOD_ADD]
     outcome, provider = _run(answers, retry_limit=3, token_budget=None)
-    assert outcome.halt == "passed" and outcome.final.iteration == 3
+    assert outcome.halt == "visible_clean" and outcome.final.iteration == 3
     assert [a.feedback_defects for a in outcome.attempts] == [2, 2, 2, 0]
     assert len(provider.requests) == 4
 
@@ -112,14 +112,14 @@ def test_model_error_mid_loop_keeps_the_attempts_and_sets_the_error() -> None:
 
 def test_final_answer_is_the_best_attempt_not_the_last() -> None:
     outcome, _ = _run([ONE_WRONG, TWO_WRONG, TWO_WRONG_B], retry_limit=2)
-    assert outcome.halt == "budget_exhausted"
+    assert outcome.halt == "retry_limit"
     assert outcome.final.iteration == 0
     assert outcome.final.artifact.strip() == ONE_WRONG
 
 
 def test_arm_a_generates_once_and_never_fixes() -> None:
     outcome, provider = _run([WRONG_ADD, GOOD_ADD], arm="A")
-    assert outcome.halt == "single_pass"
+    assert outcome.halt == "single_draft"
     assert len(provider.requests) == 1
     assert not outcome.escalated
 
@@ -137,9 +137,9 @@ def test_fix_prompt_carries_requirement_artifact_failures_and_history() -> None:
 def test_loop_sees_only_feedback_failures_unless_feedback_all() -> None:
     heldout_only_bug = "def add(a, b):\n    return a + b if a >= 0 else 99"
     outcome, provider = _run([heldout_only_bug])
-    assert outcome.halt == "passed" and outcome.final.defects == 1
+    assert outcome.halt == "visible_clean" and outcome.final.defects == 1
     outcome, provider = _run([heldout_only_bug, GOOD_ADD], feedback="all")
-    assert outcome.halt == "passed" and outcome.final.defects == 0
+    assert outcome.halt == "visible_clean" and outcome.final.defects == 0
     assert "add(-1, 1)" in provider.requests[1][-1].content
 
 

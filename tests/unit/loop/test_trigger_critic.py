@@ -66,7 +66,7 @@ def test_a_critic_arm_turns_a_false_trigger_into_a_right_decision(arm: str) -> N
     assert (first.artifact, first.defects) == ("trigger", 1)
     assert first.result.failures[0].code == "false_trigger"
     assert (last.artifact, last.defects) == ("no_trigger", 0)
-    assert outcome.final.defects == 0 and outcome.halt in ("critic_ok", "passed")
+    assert outcome.final.defects == 0 and outcome.halt in ("critic_ok", "visible_clean")
     # The critic saw the decision plainly, with the skill and the query, and was told
     # it reviews a routing decision, not code.
     seen = script.critic_prompts[0]

@@ -48,4 +48,4 @@ def test_units_of_an_arm_compile_its_graph_once_with_the_same_rows(
     # The same units, each on a graph of its own, give the same rows.
     monkeypatch.setattr(_units, "_compiled", lambda deps, spec: None)
     assert _run_three(tmp_path / "fresh") == shared
-    assert [case[0]["halt_reason"] for case, _, _ in shared] == ["passed"] * 3
+    assert [case[0]["halt_reason"] for case, _, _ in shared] == ["visible_clean"] * 3

@@ -26,7 +26,7 @@ def _per_arm(table: str, arms: dict[str, ArmSpec | None]) -> dict[str, dict[str,
 def test_each_arm_gets_the_halts_and_roles_its_spec_allows() -> None:
     arms: dict[str, ArmSpec | None] = {"A": BUILTIN_ARMS["A"], "C": BUILTIN_ARMS["C"]}
     cases = _per_arm("cases", arms)
-    assert cases["arm A stops only as its spec allows"]["value_set"] == ["single_pass", "error"]
+    assert cases["arm A stops only as its spec allows"]["value_set"] == ["single_draft", "error"]
     assert "critic_ok" in cases["arm C stops only as its spec allows"]["value_set"]
     calls = _per_arm("calls", arms)
     assert calls["arm A calls only its roles"]["value_set"] == ["actor"]
@@ -61,12 +61,12 @@ def test_a_failed_report_names_the_expectation_and_its_offending_rows() -> None:
         columns=("halt_reason",),
         success=False,
         unexpected_count=1,
-        offending=({"case_id": "c1", "arm": "A", "halt_reason": "passed"},),
+        offending=({"case_id": "c1", "arm": "A", "halt_reason": "visible_clean"},),
         description="arm A stops only as its spec allows",
     )
     report = QualityReport(run_id="r1", passed=False, results=[outcome])
     text = report.markdown()
     assert "FAILED" in text and "1 of 1 expectations failed" in text
     assert "Expected: arm A stops only as its spec allows." in text
-    assert "`case_id='c1', arm='A', halt_reason='passed'`" in text
+    assert "`case_id='c1', arm='A', halt_reason='visible_clean'`" in text
     assert report.complete
