@@ -160,7 +160,8 @@ def test_a_text_that_breaks_the_server_is_its_finding_and_the_next_is_served(
     [finding] = report.findings
     assert (finding.kind, finding.code) == ("lint", "unreadable")
     assert finding.message.startswith("ruff cannot check")
-    assert served == [_static.CANARY]  # a fresh server was proved healthy first
+    # A fresh server was proved (on the rule probe, then the known-good text) first.
+    assert served[-1] == _static.CANARY and "POISON" not in "".join(served)
     after = fast.check("import os\nGOOD = 1\n")
     assert [f.code for f in after.findings] == ["F401"] and not fast._slot.ruff_broken
     assert served[-1] == "import os\nGOOD = 1\n"  # the server, not a process, read it
