@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from critiquebench.analysis import _charts
 from critiquebench.analysis._figures import report_figures
+from critiquebench.analysis._fix_break import fix_break_cells
 from critiquebench.analysis._format import (
     cost_note,
     halt_explanation,
@@ -65,7 +66,8 @@ def _cells(a: ArmSummary, groups: tuple[str, ...]) -> tuple[str, ...]:
 
 _ROUND_HEADERS = ("round", "units that ran it", "defects of the answer kept",
                   "defects of the latest attempt", "gain", "correct -> incorrect",
-                  "pass rate of the answer kept", "mean tokens spent")  # fmt: skip
+                  "pass rate of the answer kept", "mean tokens spent",
+                  "failing answers fixed", "passing answers broken")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,8 @@ def _arm_rounds(report: RunReport) -> list[_ArmRounds]:
              "" if kept.marginal_gain[r] is None else f"{kept.marginal_gain[r]:.2f}",
              str(kept.flips[r]),
              pct(tokens[r].pass_rate) if r in tokens else "",
-             f"{tokens[r].mean_tokens:,.0f}" if r in tokens else "")
+             f"{tokens[r].mean_tokens:,.0f}" if r in tokens else "",
+             *fix_break_cells(report.fix_break, arm, r))
             for r in range(len(kept.mean_defects))
         ]  # fmt: skip
         note = (

@@ -24,6 +24,7 @@ from critiquebench.analysis._cost import (
     cost_per_defect_removed,
     cost_summary,
 )
+from critiquebench.analysis._fix_break import FIX_BREAK, fix_break_rounds
 from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
 from critiquebench.analysis._report_types import (
     FAILURE_RULE,
@@ -134,6 +135,7 @@ def build_report(
         regressions=parts.regressions(rows(sql.REGRESSIONS)),
         defect_groups=groups.groups,
         triggers=trigger_metrics(rows(sql.TRIGGERS)),
+        fix_break=fix_break_rounds(rows(FIX_BREAK)),
     )
     if not report.unmeasured:
         return report

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
+from critiquebench.analysis._fix_break import FixBreakRound
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis._trigger_metrics import TriggerMetrics
 from critiquebench.pipeline import ResultStore
@@ -306,6 +307,9 @@ class RunReport:
     triggers: tuple[TriggerMetrics, ...] = ()
     """Per skill description and arm, the trigger judge's precision, recall and
     false-trigger rates (empty without trigger cases)."""
+    fix_break: tuple[FixBreakRound, ...] = ()
+    """Per fixing arm and fix round, failing answers fixed and passing answers broken
+    (``analysis/_fix_break.py``)."""
     version: int = REPORT_VERSION
 
     @property

@@ -9,6 +9,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from critiquebench.analysis._fix_break import fix_break_text
 from critiquebench.analysis._format import (
     cost_note,
     defects_text,
@@ -243,6 +244,9 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
             f"r{p.round} {p.pass_rate:.0%} @ {p.mean_tokens:.0f}" for p in curves.pass_vs_tokens
         )
         lines.append(f"  pass rate of the answer kept vs mean tokens spent: {points}")
+        fix_break = fix_break_text(report.fix_break, arm)
+        if fix_break:
+            lines.append(fix_break)
     for s in report.arms:
         # "halts B: passed=3" beside a 67% pass rate needs its reason said.
         if s.halts.get("passed", 0) + s.halts.get("critic_ok", 0) not in (0, s.units_passed):

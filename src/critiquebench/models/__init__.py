@@ -43,7 +43,9 @@ if TYPE_CHECKING:
         SimParams,
         SimProvider,
         SimSpecError,
+        draft_state,
         true_reduction,
+        true_resample_reduction,
         unit_states,
     )
 
@@ -51,7 +53,16 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     __name__,
     dict.fromkeys(
-        ("SimParams", "SimProvider", "SimSpecError", "true_reduction", "unit_states"), "_sim"
+        (
+            "SimParams",
+            "SimProvider",
+            "SimSpecError",
+            "draft_state",
+            "true_reduction",
+            "true_resample_reduction",
+            "unit_states",
+        ),
+        "_sim",
     ),
 )
 
@@ -91,9 +102,11 @@ __all__ = [
     "check_model_spec",
     "default_model_path",
     "default_rate_limits",
+    "draft_state",
     "is_cacheable",
     "load_replay_file",
     "provider_from_spec",
     "true_reduction",
+    "true_resample_reduction",
     "unit_states",
 ]
