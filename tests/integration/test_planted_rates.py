@@ -1,5 +1,5 @@
 """Planted effects through the real loop, store and report: the sim's fix and break
-rates per round.
+rates per round, and the test-fed loop against resampling at its tokens.
 
 The sim's answers are judged by a judge that reads the sim's own marks (a wrong
 answer fails every check, a broken one has a syntax error too), so a run of hundreds
@@ -13,6 +13,8 @@ import dataclasses
 import math
 from pathlib import Path
 
+import pytest
+
 from critiquebench.analysis import RunReport, build_report, connect
 from critiquebench.judges import Failure, JudgeResult
 from critiquebench.loop import LoopDependencies
@@ -20,6 +22,7 @@ from critiquebench.models import (
     SimParams,
     SimProvider,
     draft_state,
+    true_resample_reduction,
     unit_states,
 )
 from critiquebench.pipeline import ResultStore, RunConfig, execute_unit, finish_run, start_run
@@ -84,6 +87,43 @@ def test_fix_and_break_rates_per_round_recover_the_planted_ones(tmp_path: Path) 
     assert failing > 100 and passing > 100
     assert _within(sum(x.fixed for x in rounds) / failing, params.fix, failing)
     assert _within(sum(x.broken for x in rounds) / passing, params.regress, passing)
+
+
+def test_the_loop_against_resampling_at_its_tokens_recovers_the_planted_difference(
+    tmp_path: Path,
+) -> None:
+    # Every call costs 200 tokens, so R matched to B on a unit draws as many drafts as B
+    # made calls: its first draft (B's too) and then fresh ones, each buggy with the
+    # first draft's probability, where B fixes with `fix` per round.
+    params = SimParams(
+        draft=0.7, fix=0.5, het=0.5, noise=0.1, regress=0.1, seed=2, tokens=100,
+        prompt_tokens=100,
+    )  # fmt: skip
+    reps = 4
+    report = _run(tmp_path, params, ("A", "B", "R"), reps=reps)
+    sum_b = sum_r = 0
+    for case in load_suite("basic"):
+        wrong = len(case.checks)
+        for rep in range(reps):
+            states = unit_states(params, case.id, rep, RETRY_LIMIT + 1)
+            fixed_at = next((r for r, s in enumerate(states) if s == "correct"), None)
+            calls = RETRY_LIMIT + 1 if fixed_at is None else fixed_at + 1
+            draws = [draft_state(params, case.id, rep, k) for k in range(calls)]
+            sum_b += 0 if fixed_at is not None else wrong
+            sum_r += 0 if "correct" in draws else wrong
+    against = {c.arm: c for c in report.against_resample}
+    b = against["B"]
+    assert b.n_pairs == 44 * reps and b.short == 0
+    assert b.reduction.estimate == pytest.approx(1 - sum_b / sum_r)
+    assert b.mean_tokens_resample <= b.mean_tokens
+    truth = true_resample_reduction(params, RETRY_LIMIT)
+    assert 0.2 < truth < 0.9  # a real, non-trivial planted difference
+    assert b.reduction.low is not None and b.reduction.high is not None
+    assert b.reduction.low <= truth <= b.reduction.high
+    # R at A's tokens is A's own draft: no difference at all.
+    assert against["A"].reduction.estimate == 0.0
+    # R's own row spends what it needs, and is reported like any arm.
+    assert {s.arm for s in report.arms} == {"A", "B", "R"}
 
 
 def test_resampled_drafts_follow_the_first_drafts_planted_rate() -> None:

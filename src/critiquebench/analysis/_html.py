@@ -26,6 +26,7 @@ from critiquebench.analysis._format import (
     verdict_sentence,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._resample import resample_lines
 from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
 from critiquebench.analysis._withheld import (
     excluded_by_arm,
@@ -204,7 +205,7 @@ def html_report(report: RunReport) -> str:
         trigger_rows=trigger_rows(report),
         trigger_note=TRIGGER_NOTE,
         notes=[note for note in notes if note],
-        details=_details(report),
+        details=[*_details(report), *resample_lines(report.against_resample)],
         rounds=_arm_rounds(report),
         round_headers=_ROUND_HEADERS,
         halts=_halts(report),

@@ -36,6 +36,7 @@ from critiquebench.analysis._report_types import (
     Statistics,
     withhold_verdicts,
 )
+from critiquebench.analysis._resample import MATCHED, resample_comparisons
 from critiquebench.analysis._stats import (
     MIN_CASES,
     McNemarResult,
@@ -136,6 +137,9 @@ def build_report(
         defect_groups=groups.groups,
         triggers=trigger_metrics(rows(sql.TRIGGERS)),
         fix_break=fix_break_rounds(rows(FIX_BREAK)),
+        against_resample=resample_comparisons(
+            rows(MATCHED), resamples=resamples, seed=SEED, confidence=CONFIDENCE
+        ),
     )
     if not report.unmeasured:
         return report

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._fix_break import FixBreakRound
+from critiquebench.analysis._resample import ResampleComparison
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis._trigger_metrics import TriggerMetrics
 from critiquebench.pipeline import ResultStore
@@ -310,6 +311,9 @@ class RunReport:
     fix_break: tuple[FixBreakRound, ...] = ()
     """Per fixing arm and fix round, failing answers fixed and passing answers broken
     (``analysis/_fix_break.py``)."""
+    against_resample: tuple[ResampleComparison, ...] = ()
+    """Per arm, its reduction against the resampling arm R cut at its tokens on each
+    unit, and both pass rates there (``analysis/_resample.py``); empty without R."""
     version: int = REPORT_VERSION
 
     @property

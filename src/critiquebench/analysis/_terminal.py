@@ -25,6 +25,7 @@ from critiquebench.analysis._format import (
     usd,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._resample import resample_lines
 from critiquebench.analysis._trigger_table import trigger_markdown, trigger_table
 from critiquebench.analysis._withheld import (
     Quote,
@@ -232,6 +233,7 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
     if sandbox_warning(report):
         lines.append(sandbox_warning(report))
     lines += _verdicts(report)
+    lines += resample_lines(report.against_resample)
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:
             continue
