@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from critiquebench.analysis._cost_curve import CostPoint
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._fix_break import FixBreakRound
 from critiquebench.analysis._resample import ResampleComparison
@@ -314,6 +315,9 @@ class RunReport:
     against_resample: tuple[ResampleComparison, ...] = ()
     """Per arm, its reduction against the resampling arm R cut at its tokens on each
     unit, and both pass rates there (``analysis/_resample.py``); empty without R."""
+    cost_curve: tuple[CostPoint, ...] = ()
+    """Per arm and round, tokens spent, pass rate and mean defects with intervals
+    (``analysis/_cost_curve.py``)."""
     version: int = REPORT_VERSION
 
     @property

@@ -7,8 +7,17 @@ import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
-from critiquebench.analysis import RunReport, build_report, connect, html_report, verdict_lines
+from critiquebench.analysis import (
+    RunReport,
+    build_report,
+    comparison_table,
+    connect,
+    html_report,
+    report_figures,
+    verdict_lines,
+)
 from tests.unit.analysis.synthetic_run import Call, FakeUnit, write_run
 
 
@@ -88,3 +97,37 @@ def test_no_r_in_the_run_means_no_comparison(tmp_path: Path) -> None:
     report = build_report(connect(tmp_path), "plain", resamples=200)
     assert report.against_resample == ()
     assert not any("vs R at" in line for line in verdict_lines(report))
+
+
+def test_cost_curves_put_every_arms_rounds_on_one_token_axis_with_intervals(
+    report: RunReport,
+) -> None:
+    points = {(p.arm, p.round): p for p in report.cost_curve}
+    # B after each round (a unit that stopped keeps its answer and its spend).
+    b = [(points["B", r].mean_tokens, points["B", r].mean_defects.mean,
+          points["B", r].pass_rate.mean) for r in range(4)]  # fmt: skip
+    assert b == [(20.0, 2.5, 0.0), (60.0, 1.0, 0.25), (80.0, 1.0, 0.25), (90.0, 0.75, 0.5)]
+    # R after each fresh draft, on the same axis.
+    r = [(points["R", k].mean_tokens, points["R", k].pass_rate.mean) for k in range(4)]
+    assert r == [(20.0, 0.0), (40.0, 0.25), (50.0, 0.5), (55.0, 0.5)]
+    assert points["A", 0].mean_tokens == 20.0 and ("A", 1) not in points
+    for point in report.cost_curve:
+        for estimate in (point.pass_rate, point.mean_defects):
+            assert estimate.low is not None and estimate.high is not None
+            assert estimate.mean is not None and estimate.low <= estimate.mean <= estimate.high
+    figure = next(f for f in report_figures(report) if f.name == "cost_curve")
+    (values,) = figure.spec["datasets"].values()
+    assert {(v["arm"], v["measure"]) for v in values} >= {("B", "pass rate"), ("R", "mean defects")}
+    assert "pass rate vs tokens (95% CI): r0 0% [" in "\n".join(verdict_lines(report))
+    assert RunReport.from_json(report.to_json()).cost_curve == report.cost_curve
+
+
+def test_compare_gives_each_loops_reduction_against_r_beside_the_one_against_a(
+    report: RunReport,
+) -> None:
+    console = Console(width=200, record=True)
+    console.print(comparison_table(report, report))
+    text = console.export_text()
+    row = next(line for line in text.splitlines() if "reduction vs R" in line and "B" in line)
+    assert row.count("40% [") == 2
+    assert any("reduction vs A" in line for line in text.splitlines())
