@@ -17,7 +17,7 @@ from tests.integration.png_pixels import read_rgb
 from tests.integration.replay_run import build_replay_run
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHARTS = 5
+CHARTS = 6
 # Any reference a browser would fetch by itself: a script, stylesheet, image or frame.
 REMOTE = re.compile(
     r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?https?:""", re.I
@@ -195,6 +195,7 @@ def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
         (rounds - 1, 2 * (1 + rounds)),  # gain bars of B's fix rounds; kept+latest points
         (0, 1 + rounds),  # pass rate vs tokens: a point per round and arm
         (3, 0),  # halts: A single_draft, B visible_clean, B retry_limit
+        (0, 2 * (1 + rounds)),  # cost-matched curves: a point per round and arm, twice
     ]
     # The free model's cost chart plots tokens; B's gain panel is drawn.
     assert "Tokens vs defects (cost is $0)" in dom and "Gain per round" in dom

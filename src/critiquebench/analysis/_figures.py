@@ -13,6 +13,7 @@ from critiquebench.analysis._charts import (
     halts_chart,
     tokens_chart,
 )
+from critiquebench.analysis._cost_curve import cost_curve_figure
 from critiquebench.analysis._format import halt_explanation
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 
@@ -129,4 +130,5 @@ def report_figures(report: RunReport) -> list[Figure]:
         Figure("curve", curve_chart(rounds, gains), f"{_CURVE_NOTE} {advice}", wide=True),
         Figure("tokens", tokens_chart(tokens), _tokens_caption(tokens)),
         Figure("halts", halts_chart(halts), halts_caption),
+        *([cost_curve_figure(report.cost_curve)] if report.cost_curve else []),
     ]

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from critiquebench.analysis import _charts
 from critiquebench.analysis._figures import report_figures
+from critiquebench.analysis._fix_break import fix_break_cells
 from critiquebench.analysis._format import (
     cost_note,
     halt_explanation,
@@ -25,6 +26,7 @@ from critiquebench.analysis._format import (
     verdict_sentence,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._resample import resample_lines
 from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
 from critiquebench.analysis._withheld import (
     excluded_by_arm,
@@ -65,7 +67,8 @@ def _cells(a: ArmSummary, groups: tuple[str, ...]) -> tuple[str, ...]:
 
 _ROUND_HEADERS = ("round", "units that ran it", "defects of the answer kept",
                   "defects of the latest attempt", "gain", "correct -> incorrect",
-                  "pass rate of the answer kept", "mean tokens spent")  # fmt: skip
+                  "pass rate of the answer kept", "mean tokens spent",
+                  "failing answers fixed", "passing answers broken")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,8 @@ def _arm_rounds(report: RunReport) -> list[_ArmRounds]:
              "" if kept.marginal_gain[r] is None else f"{kept.marginal_gain[r]:.2f}",
              str(kept.flips[r]),
              pct(tokens[r].pass_rate) if r in tokens else "",
-             f"{tokens[r].mean_tokens:,.0f}" if r in tokens else "")
+             f"{tokens[r].mean_tokens:,.0f}" if r in tokens else "",
+             *fix_break_cells(report.fix_break, arm, r))
             for r in range(len(kept.mean_defects))
         ]  # fmt: skip
         note = (
@@ -204,7 +208,7 @@ def html_report(report: RunReport) -> str:
         trigger_rows=trigger_rows(report),
         trigger_note=TRIGGER_NOTE,
         notes=[note for note in notes if note],
-        details=_details(report),
+        details=[*_details(report), *resample_lines(report.against_resample)],
         rounds=_arm_rounds(report),
         round_headers=_ROUND_HEADERS,
         halts=_halts(report),

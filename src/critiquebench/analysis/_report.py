@@ -24,6 +24,8 @@ from critiquebench.analysis._cost import (
     cost_per_defect_removed,
     cost_summary,
 )
+from critiquebench.analysis._cost_curve import cost_curve
+from critiquebench.analysis._fix_break import FIX_BREAK, fix_break_rounds
 from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
 from critiquebench.analysis._report_types import (
     FAILURE_RULE,
@@ -35,6 +37,7 @@ from critiquebench.analysis._report_types import (
     Statistics,
     withhold_verdicts,
 )
+from critiquebench.analysis._resample import MATCHED, resample_comparisons
 from critiquebench.analysis._stats import (
     MIN_CASES,
     McNemarResult,
@@ -95,6 +98,7 @@ def build_report(
         return connection.execute(query, params).fetchall()
 
     costs = _costs(rows(sql.CALLS), prices)
+    rounds = rows(sql.ROUNDS)
     statistics = _statistics(
         parts.defects_by_case(rows(sql.DEFECTS_BY_CASE)),
         parts.pairs_by_case(rows(sql.PAIRS_BY_CASE)),
@@ -118,7 +122,7 @@ def build_report(
         run_id=run_id,
         target=target,
         arms=tuple(_with_groups(arm, groups) for arm in arms),
-        curves=parts.curves(rows(sql.ROUNDS)),
+        curves=parts.curves(rounds),
         meta=meta,
         cost=RunCost(
             experiment=total.experiment_cost,
@@ -139,6 +143,11 @@ def build_report(
         regressions=parts.regressions(rows(sql.REGRESSIONS)),
         defect_groups=groups.groups,
         triggers=trigger_metrics(rows(sql.TRIGGERS)),
+        fix_break=fix_break_rounds(rows(FIX_BREAK)),
+        against_resample=resample_comparisons(
+            rows(MATCHED), resamples=resamples, seed=SEED, confidence=CONFIDENCE
+        ),
+        cost_curve=cost_curve(rounds, resamples=resamples, seed=SEED, confidence=CONFIDENCE),
     )
     if not report.unmeasured:
         return report

@@ -21,7 +21,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from critiquebench.analysis._cost_curve import CostPoint
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
+from critiquebench.analysis._fix_break import FixBreakRound
+from critiquebench.analysis._resample import ResampleComparison
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis._trigger_metrics import TriggerMetrics
 from critiquebench.pipeline import ResultStore
@@ -321,6 +324,15 @@ class RunReport:
     triggers: tuple[TriggerMetrics, ...] = ()
     """Per skill description and arm, the trigger judge's precision, recall and
     false-trigger rates (empty without trigger cases)."""
+    fix_break: tuple[FixBreakRound, ...] = ()
+    """Per fixing arm and fix round, failing answers fixed and passing answers broken
+    (``analysis/_fix_break.py``)."""
+    against_resample: tuple[ResampleComparison, ...] = ()
+    """Per arm, its reduction against the resampling arm R cut at its tokens on each
+    unit, and both pass rates there (``analysis/_resample.py``); empty without R."""
+    cost_curve: tuple[CostPoint, ...] = ()
+    """Per arm and round, tokens spent, pass rate and mean defects with intervals
+    (``analysis/_cost_curve.py``)."""
     version: int = REPORT_VERSION
 
     @property

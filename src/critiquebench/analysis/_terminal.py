@@ -9,6 +9,8 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from critiquebench.analysis._cost_curve import cost_curve_line
+from critiquebench.analysis._fix_break import fix_break_text
 from critiquebench.analysis._format import (
     cost_note,
     defects_text,
@@ -24,6 +26,7 @@ from critiquebench.analysis._format import (
     usd,
 )
 from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis._resample import reduction_against_text, resample_lines
 from critiquebench.analysis._trigger_table import trigger_markdown, trigger_table
 from critiquebench.analysis._withheld import (
     Quote,
@@ -236,6 +239,7 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
     if sandbox_warning(report):
         lines.append(sandbox_warning(report))
     lines += _verdicts(report)
+    lines += resample_lines(report.against_resample)
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:
             continue
@@ -248,6 +252,12 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
             f"r{p.round} {p.pass_rate:.0%} @ {p.mean_tokens:.0f}" for p in curves.pass_vs_tokens
         )
         lines.append(f"  pass rate of the answer kept vs mean tokens spent: {points}")
+        with_intervals = cost_curve_line(report.cost_curve, arm)
+        if with_intervals:
+            lines.append(with_intervals)
+        fix_break = fix_break_text(report.fix_break, arm)
+        if fix_break:
+            lines.append(fix_break)
     for s in report.arms:
         # "halts B: visible_clean=3" beside a 67% pass rate needs its reason said.
         clean = s.halts.get("visible_clean", 0) + s.halts.get("critic_ok", 0)
@@ -347,6 +357,11 @@ def comparison_table(first: RunReport, second: RunReport) -> Table:
                 for group in (groups if len(groups) > 1 else ())
             ),
             ("reduction vs A", reduction_text(left), right and reduction_text(right)),
+            *(
+                [("reduction vs R", _against_r(first, left.arm), _against_r(second, left.arm))]
+                if first.against_resample or second.against_resample
+                else []
+            ),
             ("pass rate", pct(left.pass_rate), right and pct(right.pass_rate)),
             ("tests pass rate", pct(left.tests_pass_rate), right and pct(right.tests_pass_rate)),
             ("p50 latency s", f"{left.p50_latency_s:.1f}", right and f"{right.p50_latency_s:.1f}"),
@@ -355,3 +370,9 @@ def comparison_table(first: RunReport, second: RunReport) -> Table:
         for metric, a, b in rows:
             table.add_row(left.arm, metric, a or "-", b or "-")
     return table
+
+
+def _against_r(report: RunReport, arm: str) -> str | None:
+    """The arm's reduction against arm R cut at its tokens, None without R or for A."""
+    found = next((c for c in report.against_resample if c.arm == arm), None)
+    return None if found is None or arm == "A" else reduction_against_text(found.reduction)

@@ -17,6 +17,7 @@ from typing import Literal
 import duckdb
 import pyarrow as pa
 
+from critiquebench.analysis._fix_break import VIEWS as ROUND_VIEWS
 from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
 from critiquebench.loop import RENAMED_HALTS
 from critiquebench.pipeline import SCHEMA_VERSION, SIDE_TABLES, TABLES, arrow_schema
@@ -137,7 +138,8 @@ def define_tables(
     """Create ``tables`` over ``files`` as views, or as tables copied in one scan, and
     the view ``findings`` (one row per lint or type finding) over ``attempts``, and
     ``defects_by_kind`` and ``trigger_decisions`` over ``cases`` and ``attempts``
-    (see ``analysis/_kind_views.py``).
+    (see ``analysis/_kind_views.py``), and ``fix_break`` over those and ``calls``
+    (``analysis/_fix_break.py``).
 
     A table with no files gets the right columns and no rows, so queries never fail
     just because nothing has been written. An existing view or table of the same
@@ -189,6 +191,9 @@ def _define(
         connection.execute(f"CREATE OR REPLACE VIEW findings AS {FINDINGS_VIEW}")
     if "attempts" in tables and "cases" in tables:
         for name, query in KIND_VIEWS.items():
+            connection.execute(f"CREATE OR REPLACE VIEW {name} AS {query}")
+    if {"attempts", "cases", "calls"} <= set(tables):
+        for name, query in ROUND_VIEWS.items():
             connection.execute(f"CREATE OR REPLACE VIEW {name} AS {query}")
 
 
@@ -308,5 +313,8 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
         lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
     if files["attempts"] and files["cases"]:
         for name, query in KIND_VIEWS.items():
+            lines.append(f"CREATE VIEW {name} AS {' '.join(query.split())};")
+    if files["attempts"] and files["cases"] and files["calls"]:
+        for name, query in ROUND_VIEWS.items():
             lines.append(f"CREATE VIEW {name} AS {' '.join(query.split())};")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from critiquebench.loop._arms import (
     BASELINE,
     BUILTIN_ARMS,
     FEEDBACK_SOURCES,
+    RESAMPLE,
     ArmSpec,
     FeedbackSource,
     OwnLoop,
@@ -25,6 +26,7 @@ from critiquebench.loop._extract import (
 from critiquebench.loop._nodes import LoopDependencies, provider_error, sampling_seed
 from critiquebench.loop._own import RecordingProvider, run_own_loop
 from critiquebench.loop._prompts import first_draft_messages, fix_messages
+from critiquebench.loop._resample import DRAWS_PER_CALL, draw_seed, max_draws, run_resample
 from critiquebench.loop._resolve import (
     ENTRY_POINT_GROUP,
     ArmError,
@@ -63,6 +65,7 @@ __all__ = [
     "ARMS",
     "BASELINE",
     "BUILTIN_ARMS",
+    "DRAWS_PER_CALL",
     "ENTRY_POINT_GROUP",
     "ESCALATING_REASONS",
     "FEEDBACK_SOURCES",
@@ -70,6 +73,7 @@ __all__ = [
     "INFRASTRUCTURE_ERROR_PREFIXES",
     "MAX_DIFF_LINES",
     "RENAMED_HALTS",
+    "RESAMPLE",
     "ArmError",
     "ArmSpec",
     "Attempt",
@@ -92,17 +96,20 @@ __all__ = [
     "decide_halt",
     "describe_arms",
     "diff_summary",
+    "draw_seed",
     "empty_attempt",
     "extract_code",
     "first_draft_messages",
     "fix_messages",
     "initial_state",
     "line_changes",
+    "max_draws",
     "normalise",
     "provider_error",
     "resolve_arm",
     "route_for",
     "run_loop",
     "run_own_loop",
+    "run_resample",
     "sampling_seed",
 ]

@@ -6,6 +6,8 @@ sources* are its wiring: what reaches the fixer decides which nodes the graph ha
 (no source: one draft, no fix edge; ``critic``: a critique node; ``quorum``: reviewers
 vote on the critic's findings). A spec with ``loop`` set is a user's own loop
 (see ``_own.py``): it produces the attempts, the pipeline judges and stores them.
+A spec with ``resamples`` set draws fresh first drafts instead of fixing (see
+``_resample.py``): its feedback sources are what judges the drafts, never a fixer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ FEEDBACK_SOURCES: tuple[FeedbackSource, ...] = get_args(FeedbackSource)
 
 BASELINE = "A"
 """The arm every defect reduction is measured against."""
+
+RESAMPLE = "R"
+"""The fair baseline: fresh drafts at a loop's tokens; every loop is also measured
+against it (matched per unit, ``analysis/_resample.py``)."""
 
 
 class OwnLoop(Protocol):
@@ -50,8 +56,16 @@ class ArmSpec:
     """What reaches the fixer; empty = one draft, no fix round (the baseline)."""
     loop: OwnLoop | None = field(default=None, compare=False)
     """A user's own loop that replaces the built-in graph (``feedback`` is then unused)."""
+    resamples: bool = False
+    """Fresh first drafts instead of fix rounds, the best by ``feedback`` kept, until a
+    draft is clean or the unit's token budget is spent (the fair baseline, R)."""
 
     def __post_init__(self) -> None:
+        if self.resamples and (self.loop is not None or {"critic", "quorum"} & self.feedback):
+            raise ValueError(
+                f"arm {self.name}: a resampling arm judges its drafts with the judge's "
+                "feedback only (tests, run_errors); it takes no critic, quorum or own loop"
+            )
         unknown = set(self.feedback) - set(FEEDBACK_SOURCES)
         if unknown:
             raise ValueError(
@@ -65,9 +79,14 @@ class ArmSpec:
         return self.loop is not None
 
     @property
+    def runs_graph(self) -> bool:
+        """The built-in LangGraph graph runs this arm (not a user's loop, not resampling)."""
+        return not self.own_loop and not self.resamples
+
+    @property
     def fixes(self) -> bool:
         """The built-in graph has a fix edge: something reaches the fixer."""
-        return not self.own_loop and bool(self.feedback)
+        return not self.own_loop and not self.resamples and bool(self.feedback)
 
     @property
     def tests(self) -> bool:
@@ -100,6 +119,8 @@ class ArmSpec:
         """The graph's nodes for this arm, in the order a round visits them."""
         if self.own_loop:
             return ("own_loop", "judge")
+        if self.resamples:
+            return ("sample", "judge", "escalate")
         middle = ("critique",) if self.critic else ()
         tail = ("fix", "escalate") if self.fixes else ("escalate",)
         return ("generate", "judge", *middle, *tail)
@@ -119,6 +140,8 @@ class ArmSpec:
         """Halt reasons the arm's units may record (a data-quality expectation)."""
         if self.own_loop:
             return ("own_loop", "error")
+        if self.resamples:
+            return ("visible_clean", "draw_limit", "token_budget", "error")
         if not self.fixes:
             return ("single_draft", "error")
         escalations = ("retry_limit", "no_progress", "loop_detected", "stagnation")
@@ -126,8 +149,9 @@ class ArmSpec:
 
     @property
     def loops_bounded(self) -> bool:
-        """Fix rounds never exceed the run's retry limit (a user's loop sets its own)."""
-        return not self.own_loop
+        """Fix rounds never exceed the run's retry limit (a user's loop sets its own; a
+        resampling arm's extra drafts, counted as its loops, follow the token budget)."""
+        return not self.own_loop and not self.resamples
 
     def with_run_errors(self) -> ArmSpec:
         """The same arm with run errors reaching the fixer too (if it fixes at all)."""
@@ -164,7 +188,18 @@ BUILTIN_ARMS: dict[str, ArmSpec] = {
             description="tests + critic: the fixer gets both",
             feedback=frozenset({"tests", "run_errors", "critic"}),
         ),
+        ArmSpec(
+            name="R",
+            description=(
+                "resample: fresh drafts until one passes the feedback tests or the token "
+                "budget is spent, the best kept; compared with each loop at its tokens"
+            ),
+            feedback=frozenset({"tests", "run_errors"}),
+            resamples=True,
+        ),
     )
 }
-"""The built-in arms. C and D are critic-only: the judge's failures, run errors
-included, never reach their fixer (``RunConfig.run_error_feedback`` adds run errors)."""
+"""The built-in arms. R is the fair baseline a loop must beat: more samples at the
+same tokens (``analysis/_resample.py`` matches it to each loop per unit). C and D are
+critic-only: the judge's failures, run errors included, never reach their fixer
+(``RunConfig.run_error_feedback`` adds run errors)."""

@@ -16,6 +16,7 @@ from critiquebench.loop._nodes import (
 )
 from critiquebench.loop._own import run_own_loop
 from critiquebench.loop._prompts import first_draft_messages
+from critiquebench.loop._resample import run_resample
 from critiquebench.loop._routing import Route, route_for
 from critiquebench.loop._state import LoopOutcome, LoopSettings, LoopState, empty_attempt
 from critiquebench.suites import Case
@@ -45,8 +46,8 @@ def build_graph(deps: LoopDependencies, settings: LoopSettings) -> Any:
     judge) goes to ``escalate`` from any node, with ``halt = error``.
     """
     spec = settings.spec
-    if spec.own_loop:
-        raise ValueError(f"arm {spec.name} is a loop of its own: run it with run_loop")
+    if not spec.runs_graph:
+        raise ValueError(f"arm {spec.name} is not a graph's loop: run it with run_loop")
     graph = StateGraph(LoopState)
     graph.add_node("generate", make_generate(deps))
     graph.add_node("judge", make_judge(deps, decides=spec.fixes and not spec.critic))
@@ -107,10 +108,13 @@ def run_loop(
     """Run the loop on one case and return its outcome.
 
     ``graph`` may be passed to reuse a compiled graph across cases. An arm with a loop
-    of its own (``ArmSpec.loop``) runs that loop instead of the graph.
+    of its own (``ArmSpec.loop``) runs that loop instead of the graph, a resampling
+    arm (``ArmSpec.resamples``) draws its fresh drafts.
     """
     if settings.spec.own_loop:
         return run_own_loop(case, deps, settings.spec, rep, settings.feedback)
+    if settings.spec.resamples:
+        return run_resample(case, deps, settings, rep)
     compiled = graph if graph is not None else build_graph(deps, settings)
     final: LoopState = compiled.invoke(
         initial_state(case, settings, rep), {"recursion_limit": settings.recursion_limit()}

@@ -22,6 +22,7 @@ HaltReason = Literal[
     "critic_ok",  # the critic (after the quorum) has nothing left for the fixer
     "single_draft",  # arm A: one draft, no feedback edge
     "retry_limit",  # retry_count reached retry_limit
+    "draw_limit",  # arm R drew its most fresh drafts (DRAWS_PER_CALL x the loops' calls)
     "no_progress",  # the new artifact equals the previous one
     "loop_detected",  # the new artifact equals an earlier one
     "stagnation",  # `stagnation_patience` rounds in a row without fewer failures
@@ -34,6 +35,7 @@ HALT_REASONS: tuple[HaltReason, ...] = (
     "critic_ok",
     "single_draft",
     "retry_limit",
+    "draw_limit",
     "no_progress",
     "loop_detected",
     "stagnation",

@@ -48,7 +48,9 @@ if TYPE_CHECKING:
         SimParams,
         SimProvider,
         SimSpecError,
+        draft_state,
         true_reduction,
+        true_resample_reduction,
         unit_states,
     )
 
@@ -56,7 +58,16 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(
     __name__,
     dict.fromkeys(
-        ("SimParams", "SimProvider", "SimSpecError", "true_reduction", "unit_states"), "_sim"
+        (
+            "SimParams",
+            "SimProvider",
+            "SimSpecError",
+            "draft_state",
+            "true_reduction",
+            "true_resample_reduction",
+            "unit_states",
+        ),
+        "_sim",
     ),
 )
 
@@ -99,12 +110,14 @@ __all__ = [
     "check_model_spec",
     "default_model_path",
     "default_rate_limits",
+    "draft_state",
     "inspect_replay_lines",
     "is_cacheable",
     "load_replay_file",
     "promptfoo_replay_lines",
     "provider_from_spec",
     "true_reduction",
+    "true_resample_reduction",
     "unit_states",
     "write_replay_file",
 ]

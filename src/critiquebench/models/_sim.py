@@ -26,6 +26,20 @@ The planted population reduction of arm B vs arm A is therefore
 exactly by :func:`true_reduction`. Every draw is a hash of (seed, case, rep,
 round), so answers are deterministic, cacheable, equal across arms for the same
 (case, rep) and different across reps. The critic role always answers NO_DEFECTS.
+
+Three settings serve the resampling arm and the fix/break rates (all off by default,
+and left out of the model spec while off, so older specs and caches stay as they were):
+
+- an actor call after the first (``attempt = k > 0``: the resampling arm's fresh
+  drafts) is a new first draft, buggy with the same probability ``b`` as draft 0 and
+  drawn independently of it and of the fix rounds, so ``k`` drafts all stay buggy
+  with probability ``b^k`` (:func:`true_resample_reduction`);
+- ``prompt_tokens=N`` reports ``N`` prompt tokens per call instead of the prompt's
+  word count, so every call costs the same and a token budget is a number of calls;
+- ``nag=q``: the critic flags an answer with probability ``q`` whatever its state, so
+  critic arms keep fixing answers that pass and each fix round breaks one with
+  probability ``regress`` (with ``het=0,noise=0`` the planted fix and break rates per
+  round are exactly ``fix`` and ``regress``).
 """
 
 from __future__ import annotations
@@ -119,6 +133,10 @@ class SimParams:
     """Seed of every draw; one experiment of the selftest is one seed."""
     suite: str = "basic"
     """The suite whose reference solutions the answers are built from."""
+    prompt_tokens: int = -1
+    """Prompt tokens reported per call; -1 = the prompt's word count."""
+    nag: float = 0.0
+    """Probability that the critic flags an answer, whatever its state."""
 
     @classmethod
     def parse(cls, argument: str) -> SimParams:
@@ -145,7 +163,7 @@ class SimParams:
 
     def validate(self) -> None:
         """Raise :class:`SimSpecError` naming the first out-of-range setting."""
-        for name in ("draft", "fix", "regress"):
+        for name in ("draft", "fix", "regress", "nag"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise SimSpecError(f"sim model setting {name} must be in [0, 1]")
         for name in ("het", "noise", "latency"):
@@ -153,11 +171,20 @@ class SimParams:
                 raise SimSpecError(f"sim model setting {name} must be >= 0")
         if self.tokens < 0:
             raise SimSpecError("sim model setting tokens must be >= 0")
+        if self.prompt_tokens < -1:
+            raise SimSpecError("sim model setting prompt_tokens must be >= 0 (or -1: word count)")
 
     @property
     def spec(self) -> str:
-        """The canonical model spec of these parameters (every setting, fixed order)."""
-        return "sim:" + ",".join(f"{key}={value}" for key, value in asdict(self).items())
+        """The canonical model spec of these parameters (every setting, fixed order; the
+        settings of :data:`_OPTIONAL` only when they differ from their default)."""
+        values = asdict(self)
+        shown = {k: v for k, v in values.items() if k not in _OPTIONAL or v != _OPTIONAL[k]}
+        return "sim:" + ",".join(f"{key}={value}" for key, value in shown.items())
+
+
+_OPTIONAL: dict[str, object] = {"prompt_tokens": -1, "nag": 0.0}
+"""Settings added after specs were first stored: named in a spec only when set."""
 
 
 def shift_probability(probability: float, effect: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -195,6 +222,43 @@ def unit_states(params: SimParams, case_id: str, rep: int, attempts: int) -> lis
         else:
             states.append("correct" if fixed else "broken" if breaks else "buggy")
     return states
+
+
+def draft_state(params: SimParams, case_id: str, rep: int, draw: int) -> State:
+    """The state of fresh draft ``draw`` of one (case, rep): draw 0 is the first draft of
+    every arm; later draws are independent drafts with the same probability of a bug."""
+    if draw == 0:
+        return unit_states(params, case_id, rep, 1)[0]
+    effect = case_rep_effect(params, case_id, rep)
+    buggy_p = float(shift_probability(params.draft, np.array([effect]))[0])
+    return "buggy" if _uniform(params.seed, case_id, rep, draw, "resample") < buggy_p else "correct"
+
+
+def true_resample_reduction(params: SimParams, retry_limit: int) -> float:
+    """The planted population reduction of the test-fed arm vs resampling at its tokens.
+
+    With ``prompt_tokens`` set every call costs the same, so the resampling arm matched
+    per unit to arm B draws as many drafts as B made calls: ``1 + J`` where ``J`` is the
+    number of fix rounds B ran (``min(G, R)``, ``G`` the round of the first fix,
+    geometric in ``p``). Draft 0 is shared, so with ``b`` and ``p`` as in the module
+    docstring, B keeps a buggy answer with ``b (1 - p)^R`` and resampling with
+    ``b E[b^J]``; the reduction is ``1 - E[b (1 - p)^R] / E[b E[b^J]]`` over the effect.
+    """
+    nodes, weights = np.polynomial.hermite_e.hermegauss(120)
+    weights = weights / weights.sum()
+    effect = nodes * math.hypot(params.het, params.noise)
+    buggy = shift_probability(params.draft, effect)
+    fixes = shift_probability(params.fix, -effect)
+    loop_fails = buggy * (1.0 - fixes) ** retry_limit
+    rounds = np.zeros_like(buggy)  # E[b^J]
+    for j in range(1, retry_limit + 1):
+        chance = (1.0 - fixes) ** (j - 1) * (fixes if j < retry_limit else 1.0)
+        rounds += chance * buggy**j
+    resample_fails = buggy * rounds
+    denominator = float((weights * resample_fails).sum())
+    if denominator == 0.0:
+        raise ValueError("resampling leaves no defects: a reduction against it is undefined")
+    return 1.0 - float((weights * loop_fails).sum()) / denominator
 
 
 def true_reduction(params: SimParams, retry_limit: int) -> float:
@@ -265,7 +329,7 @@ class SimProvider:
         if self.params.latency:
             time.sleep(self.params.latency)
         if context.role == "critic":
-            text = "NO_DEFECTS"
+            text = "NO_DEFECTS" if not self._nags(context) else _NAG
         elif context.role == "reviewer":
             text = "```verdict\nagent: reviewer\n```"  # votes on nothing: abstains
         else:
@@ -275,12 +339,28 @@ class SimProvider:
                     f"sim: case {context.case_id!r} has no reference_solution in suite "
                     f"{self.params.suite!r} (set sim:suite=... to the suite being run)"
                 )
-            state = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
+            state = self._state(context)
             text = sim_reply(case, state, context.attempt)
+        prompt = self.params.prompt_tokens
         return Completion(
             text=text,
-            tokens_in=sum(len(message.content.split()) for message in messages),
+            tokens_in=prompt if prompt >= 0 else sum(len(m.content.split()) for m in messages),
             tokens_out=self.params.tokens,
             latency_s=self.params.latency,
             model=self.model_name,
         )
+
+    def _state(self, context: CallContext) -> State:
+        # An actor call after the first is a fresh draft (the resampling arm); a fixer
+        # call continues the unit's chain of fix rounds.
+        if context.role == "actor":
+            return draft_state(self.params, context.case_id, context.rep, context.attempt)
+        return unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
+
+    def _nags(self, context: CallContext) -> bool:
+        draw = _uniform(self.params.seed, context.case_id, context.rep, context.attempt, "nag")
+        return draw < self.params.nag
+
+
+_NAG = '{"verdict": "fail", "issues": ["check the answer again"], "summary": "doubtful"}'
+"""The critic's reply when it nags (``nag``): one finding, whatever the answer."""

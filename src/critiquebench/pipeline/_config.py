@@ -163,8 +163,9 @@ class RunConfig(BaseModel):
     )
     arms: tuple[str, ...] = Field(
         ("A", "B"),
-        description="Arms to compare; A is the baseline. A built-in arm (A-E), an installed "
-        "critiquebench.arms entry point, or your own loop as [NAME=]MODULE:CALLABLE.",
+        description="Arms to compare; A is the baseline, R resampling at each loop's tokens. "
+        "A built-in arm (A-E, R), an installed critiquebench.arms entry point, or your own "
+        "loop as [NAME=]MODULE:CALLABLE.",
     )
     reps: int = Field(1, ge=1, description="Repetitions of each (case, arm).")
     retry_limit: int = Field(3, ge=0, le=20, description="Maximum fix rounds per unit.")

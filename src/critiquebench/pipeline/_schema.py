@@ -177,7 +177,7 @@ def _unit_columns() -> list[Column]:
         Column(
             "arm",
             pa.string(),
-            "Arm name: a built-in arm A-E (see BUILTIN_ARMS; A = baseline) or a user's "
+            "Arm name: a built-in arm A-E or R (see BUILTIN_ARMS; A = baseline) or a user's "
             "own loop, named as in --arms.",
         ),
         Column("rep", pa.int32(), "Repetition number, from 0."),

@@ -82,7 +82,7 @@ def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConf
     graph = None
     if settings.spec.critic:  # a critic of its own per unit, so a graph of its own too
         deps = dataclasses.replace(deps, critic=Critic(deps.provider, settings.critic))
-    elif not settings.spec.own_loop:
+    elif settings.spec.runs_graph:
         graph = _compiled(deps, settings.spec)
     started = time.perf_counter()
     outcome = run_loop(case, deps, settings, rep=unit.rep, graph=graph)

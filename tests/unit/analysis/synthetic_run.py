@@ -57,6 +57,8 @@ class FakeUnit:
     their sum must be the attempt's ``defects``."""
     checks: int = 0
     """The case's number of checks (``cases.checks_total``)."""
+    roles: tuple[str, ...] = ()
+    """Each call's role (default: actor for iteration 0, fixer after)."""
     raw: tuple[int, ...] = ()
     """Each attempt's defects before the per-kind bound (``defects_total_raw``); with
     it, ``defects`` are the bounded totals. Default: no raw column, as before schema v6."""
@@ -168,7 +170,9 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
                 **identity,
                 "call_index": index,
                 "iteration": call.iteration,
-                "role": "actor" if call.iteration == 0 else "fixer",
+                "role": unit.roles[index]
+                if unit.roles
+                else ("actor" if call.iteration == 0 else "fixer"),
                 "model": MODEL,
                 "tokens_in": 0 if call.cached else call.tokens_in,
                 "tokens_out": 0 if call.cached else call.tokens_out,

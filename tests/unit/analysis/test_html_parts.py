@@ -47,12 +47,14 @@ def test_the_page_shows_first_drafts_rounds_and_escalations(tmp_path: Path) -> N
     rounds = text.split("Arm B round units that ran it")[1].split("Arm B: recommended")[0]
     header = (
         "defects of the answer kept defects of the latest attempt gain correct -> incorrect "
-        "pass rate of the answer kept mean tokens spent"
+        "pass rate of the answer kept mean tokens spent failing answers fixed "
+        "passing answers broken"
     )
+    # Round 1 fixed 2 of its 5 failing inputs, round 2 none of 1; no input passed.
     table = [
         "0 6 1.83 1.83 0 17% 110",
-        "1 5 0.83 0.83 1.00 0 50% 168",
-        "2 1 0.83 1.00 0.00 0 50% 180",
+        "1 5 0.83 0.83 1.00 0 50% 168 2/5 (40%) 0/0",
+        "2 1 0.83 1.00 0.00 0 50% 180 0/1 (0%) 0/0",
     ]
     assert rounds.split() == " ".join([header, *table]).split()
     assert "Arm A: one draft per unit, no fix round." in text

@@ -45,17 +45,18 @@ def test_builtin_arms_are_wired_from_their_feedback_sources() -> None:
         "C": ("generate", "judge", "critique", "fix", "escalate"),
         "D": ("generate", "judge", "critique", "fix", "escalate"),
         "E": ("generate", "judge", "critique", "fix", "escalate"),
+        "R": ("sample", "judge", "escalate"),  # no graph: loop/_resample.py
     }
     roles = {name: spec.roles for name, spec in BUILTIN_ARMS.items()}
     assert roles["A"] == ("actor",)
     assert roles["C"] == ("actor", "fixer", "critic")
     assert roles["D"] == ("actor", "fixer", "critic", "reviewer")
-    assert [name for name, spec in BUILTIN_ARMS.items() if spec.run_errors] == ["B", "E"]
+    assert [name for name, spec in BUILTIN_ARMS.items() if spec.run_errors] == ["B", "E", "R"]
     c_halts = BUILTIN_ARMS["C"].halts
     assert c_halts[0] == "critic_ok" and "visible_clean" not in c_halts
 
 
-@pytest.mark.parametrize("name", list(BUILTIN_ARMS))
+@pytest.mark.parametrize("name", [name for name, spec in BUILTIN_ARMS.items() if spec.runs_graph])
 def test_compiled_graph_has_the_nodes_the_spec_names(name: str) -> None:
     provider = ScriptedProvider(["x"])
     deps = LoopDependencies(provider, PythonJudge(), Critic(provider, CriticSettings()))

@@ -1,0 +1,140 @@
+"""Cost-matched curves: pass rate and mean defects against tokens spent, every arm.
+
+Olausson et al. (ICLR 2024) compare repair with sampling by plotting the pass rate
+against the tokens spent; this is that plot for a run. Each point is one round of
+an arm (a loop's fix round, or a fresh draft of the resampling arm R) at the mean
+tokens its units had spent by then, with the pass rate (no measured defect of any
+kind) and the mean defects of the answer kept then, each with a case-bootstrap
+interval. A unit that stopped earlier keeps its last answer and its last spend, so
+every point of an arm averages the same units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from critiquebench.analysis._curve import _carried
+from critiquebench.analysis._stats import MeanEstimate, cluster_bootstrap_mean
+
+if TYPE_CHECKING:
+    from critiquebench.analysis._charts import Figure
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostPoint:
+    """Arm ``arm`` after round ``round``: what it had spent and what it kept."""
+
+    arm: str
+    round: int
+    mean_tokens: float
+    pass_rate: MeanEstimate
+    mean_defects: MeanEstimate
+
+
+def cost_curve(
+    rows: Sequence[Sequence[Any]], *, resamples: int, seed: int, confidence: float
+) -> tuple[CostPoint, ...]:
+    """The points from the report's rounds query (``_report_sql.ROUNDS``: arm, case,
+    rep, defects per attempt, kept defects per round, tokens per round), by arm and round."""
+    units: dict[str, dict[str, list[tuple[list[int], list[float]]]]] = {}
+    for arm, case_id, _rep, _latest, kept, tokens in rows:
+        reps = units.setdefault(str(arm), {}).setdefault(str(case_id), [])
+        reps.append(([int(d) for d in kept], [float(t) for t in tokens]))
+    points: list[CostPoint] = []
+    for arm, cases in sorted(units.items()):
+        flat = [unit for reps in cases.values() for unit in reps]
+        kept_matrix, _ = _carried([defects for defects, _ in flat])
+        tokens_matrix, _ = _carried([tokens for _, tokens in flat])
+        sizes = [len(reps) for reps in cases.values()]
+        for r in range(kept_matrix.shape[1]):
+            defects = kept_matrix[:, r].tolist()
+            by_case, passed, start = [], [], 0
+            for size in sizes:
+                chunk = defects[start : start + size]
+                by_case.append(chunk)
+                passed.append([1.0 if d == 0 else 0.0 for d in chunk])
+                start += size
+            points.append(
+                CostPoint(
+                    arm=arm,
+                    round=r,
+                    mean_tokens=float(tokens_matrix[:, r].mean()),
+                    pass_rate=cluster_bootstrap_mean(
+                        passed, resamples=resamples, seed=seed, confidence=confidence
+                    ),
+                    mean_defects=cluster_bootstrap_mean(
+                        by_case, resamples=resamples, seed=seed, confidence=confidence
+                    ),
+                )
+            )
+    return tuple(points)
+
+
+def _rows(points: Sequence[CostPoint]) -> list[dict[str, Any]]:
+    return [
+        {
+            "arm": p.arm, "round": p.round, "mean_tokens": p.mean_tokens,
+            "measure": measure, "value": estimate.mean, "low": estimate.low,
+            "high": estimate.high,
+        }
+        for p in points
+        for measure, estimate in (("pass rate", p.pass_rate), ("mean defects", p.mean_defects))
+    ]  # fmt: skip
+
+
+def cost_curve_figure(points: Sequence[CostPoint]) -> Figure:
+    """Pass rate and mean defects against tokens, every arm on the same axis, with the
+    interval of each point as a bar."""
+    # Imported here: the report's types read this module, and reading a report must
+    # not load the charting libraries.
+    import altair as alt
+
+    from critiquebench.analysis._charts import Figure
+
+    base = alt.Chart(alt.InlineData(values=_rows(points))).encode(
+        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit"),
+        color=alt.Color("arm:N", title="arm"),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("value:Q", title=None),
+        order="round:O",
+        tooltip=[
+            "arm:N", "round:O", alt.Tooltip("mean_tokens:Q", format=",.0f"),
+            alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
+            alt.Tooltip("high:Q", format=".2f"),
+        ],
+    )  # fmt: skip
+    bars = base.mark_rule().encode(y="low:Q", y2="high:Q")
+    chart = (
+        (line + bars)
+        .properties(width=340, height=200)
+        .facet(column=alt.Column("measure:N", title=None))
+        .resolve_scale(y="independent")
+    )
+    spec: dict[str, Any] = chart.properties(title="Cost-matched curves").to_dict()
+    caption = (
+        "Pass rate (no measured defect of any kind) and mean defects of the answer kept "
+        "against the tokens spent so far, one point per round of each arm (arm R: per "
+        "fresh draft), with the case-bootstrap interval at each point: a loop beats "
+        "resampling where its curve lies above R's at the same tokens."
+    )
+    return Figure("cost_curve", spec, caption, wide=True)
+
+
+def cost_curve_line(points: Sequence[CostPoint], arm: str) -> str | None:
+    """The terminal's line of one arm: pass rate with its interval at each round's tokens."""
+    mine = [p for p in points if p.arm == arm]
+    if len(mine) < 2:
+        return None
+
+    def rate(p: CostPoint) -> str:
+        e = p.pass_rate
+        if e.mean is None or e.low is None or e.high is None:
+            return "n/a"
+        return f"{e.mean:.0%} [{e.low:.0%}, {e.high:.0%}]"
+
+    return "  pass rate vs tokens (95% CI): " + ", ".join(
+        f"r{p.round} {rate(p)} @ {p.mean_tokens:,.0f}" for p in mine
+    )
