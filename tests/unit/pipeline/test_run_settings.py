@@ -32,6 +32,11 @@ runner = CliRunner()
 SAMPLES: dict[str, tuple[list[str], Any]] = {
     "suite": (["--suite", "humaneval"], "humaneval"),
     "limit": (["--limit", "5"], 5),
+    "case_ids": (["--case", "b/00*", "--case", "b/1*,x*"], ("b/00*", "b/1*", "x*")),
+    "tags": (["--tag", "easy"], ("easy",)),
+    "sample": (["--sample", "3"], 3),
+    "sample_seed": (["--seed", "7"], 7),
+    "only_failed": (["--only-failed", "old-1"], "old-1"),
     "arms": (["--arms", "A,C"], ("A", "C")),
     "reps": (["--reps", "2"], 2),
     "retry_limit": (["--retry-limit", "4"], 4),
@@ -90,6 +95,8 @@ def test_run_options_are_the_fields_with_their_defaults_help_and_choices() -> No
             assert option.default is info.default
         elif info.default is PydanticUndefined:  # computed when the run starts
             assert option.default is None and not option.show_default, name
+        elif cli._OPTION[name].repeatable:  # given any number of times; none: the default ()
+            assert option.default is None and option.multiple and info.default == (), name
         else:
             shown = cli._OPTION[name].default_text
             assert option.default == shown and option.show_default, name
