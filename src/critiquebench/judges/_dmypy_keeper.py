@@ -1,9 +1,12 @@
-"""The mypy daemon's keeper: a tiny process that makes the daemon die with its starter.
+"""The static checkers' keeper: a tiny process that makes a server die with its starter.
 
-Run as a script (``python -P _dmypy_keeper.py STARTER_PID DMYPY_ARGS...``), never
-imported by the library. The static checker starts it with a pipe on its stdin that
-only the checker's process holds open: the *lifeline*. The keeper forks the daemon
-(``dmypy daemon``: mypy's server in the foreground, never daemonized) and then waits.
+Run as a script, never imported by the library:
+``python -P _dmypy_keeper.py STARTER_PID DMYPY_ARGS...`` keeps mypy's daemon,
+``python -P _dmypy_keeper.py STARTER_PID --exec IN_FD OUT_FD PROGRAM ARGS...`` keeps any
+program (ruff's server) whose stdin and stdout are the inherited pipes ``IN_FD`` and
+``OUT_FD``. The static checker starts it with a pipe on its stdin that only the
+checker's process holds open: the *lifeline*. The keeper forks the server (``dmypy
+daemon``: mypy's server in the foreground, never daemonized; or the program) and waits.
 
 Why two processes: the daemon spends its time in mypyc-compiled code, which need not
 give a watcher thread the interpreter, so it cannot reliably watch for its own orphaning
@@ -35,9 +38,18 @@ def main(argv: list[str]) -> int:
     keeper = os.getpid()
     if os.getppid() != starter:
         return 1  # the starter is gone already
+    served = argv[1:]
+    pipes: tuple[int, int] | None = None
+    if served[:1] == ["--exec"]:
+        pipes, served = (int(served[1]), int(served[2])), served[3:]
     daemon = os.fork()
     if daemon == 0:
-        _run_daemon(keeper, argv[1:])
+        if pipes is not None:
+            _run_program(keeper, pipes, served)
+        _run_daemon(keeper, served)
+    if pipes is not None:
+        for end in pipes:  # the server's now; held here, they would outlive it
+            os.close(end)
     reaped = False
     try:
         reaped = _watch(starter, daemon)
@@ -46,21 +58,40 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(daemon, signal.SIGKILL)
                 os.waitpid(daemon, 0)
-        _clean(argv[1:])
+        _clean(served)
     return 0
+
+
+def _die_with(keeper: int) -> None:
+    # Armed in the fork, before anything runs: the kernel kills it with the keeper.
+    if sys.platform == "linux":
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != keeper:  # the keeper died before the signal was armed
+        os._exit(1)
+
+
+def _run_program(keeper: int, pipes: tuple[int, int], args: list[str]) -> None:
+    # In the fork: the parent-death signal survives exec (the program is not set-uid).
+    try:
+        _die_with(keeper)
+        os.dup2(pipes[0], 0)
+        os.dup2(pipes[1], 1)
+        for end in pipes:
+            if end > 1:
+                os.close(end)
+        os.execv(args[0], args)
+    finally:
+        os._exit(127)
 
 
 def _run_daemon(keeper: int, args: list[str]) -> None:
     # In the fork: die with the keeper, whatever kills it; then serve until stopped.
     code = 1
     try:
-        if sys.platform == "linux":
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != keeper:  # the keeper died before the signal was armed
-            os._exit(1)
+        _die_with(keeper)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)  # the lifeline is the keeper's to watch
         os.close(null)

@@ -14,7 +14,7 @@ from critiquebench.judges._interpret import Interpretation, interpret
 from critiquebench.judges._plan import PlannedCheck, plan_checks, trusted_code
 from critiquebench.judges._proof import infrastructure_result, owned_failure
 from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
-from critiquebench.judges._static import StaticChecker, StaticReport, StaticSettings
+from critiquebench.judges._static import StaticChecker, StaticSettings
 from critiquebench.suites import Case, Check
 
 
@@ -100,6 +100,9 @@ class PythonJudge:
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
         started = time.perf_counter()
+        # ruff and mypy read the code while the sandbox runs it: they only parse it, and
+        # the two together cost about what the tests do.
+        pending = self.static.check_soon(artifact, case.prompt) if self.static is not None else None
         try:
             plans = self._planned(case)
             judged = self._attempt(case, artifact, plans, self.limits)
@@ -116,13 +119,10 @@ class PythonJudge:
                 case, judged.infrastructure_error, started, judged.owned_kind
             )
         findings: tuple[Failure, ...] = ()
-        if self.static is not None:
+        if pending is not None:
             # A tool failure would make the lint/types counts silently low: it is a
             # suspected infrastructure error instead, which the proof door settles.
-            try:
-                report = self.static.check(artifact, case.prompt)
-            except Exception as exc:  # check() returns its errors; this is a last fence
-                report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+            report = pending.result()
             if report.error is not None:
                 return infrastructure_result(case, report.error, started)
             findings = report.findings

@@ -7,9 +7,12 @@ our own config file and no site-packages, and every comment is blanked before my
 reads the code, so ``# type: ignore`` and ``# mypy: ignore-errors`` cannot hide a
 finding. Neither tool uses the network.
 
-Speed: ruff is a native binary that reads the code on stdin (~10 ms a process);
-mypy runs as one daemon per checker, talked to over its socket from this process, so
-a check costs milliseconds instead of a fresh interpreter. Its cache lives in the
+Speed: ruff runs as one long-lived language server per checker (``ruff server``, ~0.4 ms
+a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findings, see
+``judges/_ruff_server.py``); mypy runs as one daemon per checker, talked to over its
+socket from this process, so a check costs milliseconds instead of a fresh interpreter.
+:meth:`StaticChecker.check_soon` runs a check on a thread of its own, so the Python
+judge has both tools read an answer while the sandbox runs its tests. Its cache lives in the
 project's cache folder (``mypy`` in it, by default), which later runs reuse. Both tools
 are pure functions of the text (and of the settings, fixed per checker), so a checker
 remembers the findings of the last texts it read: reps and arms that produce the same
@@ -27,7 +30,8 @@ One answer cannot break, stall or outlive the checking of another:
   and the text is checked once more; failing again, it is the answer's ``unreadable``
   finding. ruff the same (a fresh process each time). Only a tool that fails the
   known-good text makes an infrastructure error (``StaticReport.error``).
-- Lifetime: the daemon is never daemonized. ``dmypy daemon`` runs in the foreground under
+- Lifetime: ruff's server runs under the same keeper as mypy's daemon (below). The
+  daemon is never daemonized. ``dmypy daemon`` runs in the foreground under
   a keeper process (``_dmypy_keeper.py``) whose stdin is a pipe only this process holds;
   when this process ends (a return, a Ctrl-C, a SIGKILL) the pipe closes and the keeper
   kills the daemon, and the daemon has the kernel's parent-death signal armed on the
@@ -67,6 +71,7 @@ from critiquebench.judges._calibration import (
 )
 from critiquebench.judges._evasion import evasion_findings
 from critiquebench.judges._failure import Failure, FailureKind
+from critiquebench.judges._ruff_server import RuffServer, RuffServerError, unhinted
 from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
@@ -167,7 +172,15 @@ UNREADABLE = "unreadable"
 CANARY = "def canary(n: int) -> int:\n    return n + 1\n"
 """A known-good text: a tool that cannot check it is broken, whatever answer came before."""
 
+RULES_PROBE = (
+    "import os  # noqa: F401\n\n\ndef probe(items=[]):\n    for item in zip(items, items):\n"
+    "        pass\n    return items == None, undefined_name  # noqa\n"
+)
+"""A text that tells the rule sets apart: selected rules (F401, B006, F821), an ignored
+one (B905, B007), one not selected (E711), and ``noqa`` comments that must not count."""
+
 _START_S = 120.0  # longest a fresh mypy daemon may take to come up (it imports mypy)
+_START_RUFF_S = 60.0  # longest ruff's server may take to answer its handshake
 _WALL_FACTOR, _WALL_FLOOR_S = 4.0, 120.0  # the wall-clock fence around a CPU-timed check
 _CPU_POLL_S = 0.1
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -201,6 +214,11 @@ class StaticSettings:
     """Ruff rules left out of the selected ones (``--ignore``)."""
     mypy_flags: tuple[str, ...] = MYPY_FLAGS
     """Flags of the mypy daemon."""
+    ruff_server: bool = True
+    """Lint on one long-lived ``ruff server`` (same findings, ~0.4 ms a text) rather than
+    a ``ruff check`` process per text (~9 ms of CPU to start); see
+    ``judges/_ruff_server.py``. A text the tokenizer rejects, or a server that cannot
+    start or fails a known-good text, goes to the process."""
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
@@ -243,6 +261,9 @@ class CodeScan:
     """The line where that depth is reached (0 for none)."""
     brackets: int = 0
     """The most brackets open at once (f-strings' included)."""
+    comments: tuple[tuple[int, int, int], ...] | None = ()
+    """Each comment's row, column and length; None when the tokenizer rejected the text
+    (its comments are then unknown)."""
 
 
 def scan_code(code: str) -> CodeScan:
@@ -294,13 +315,14 @@ def scan_code(code: str) -> CodeScan:
     except (tokenize.TokenError, SyntaxError):
         complete = False
     if not complete:
-        return CodeScan(code, deepest, deepest_line, brackets)
+        return CodeScan(code, deepest, deepest_line, brackets, None)
     for token in comments:
         row, col = token.start
         line = lines[row - 1]
         end = col + len(token.string)
         lines[row - 1] = line[:col] + "#" + " " * (len(token.string) - 1) + line[end:]
-    return CodeScan("".join(lines), deepest, deepest_line, brackets)
+    places = tuple((token.start[0], token.start[1], len(token.string)) for token in comments)
+    return CodeScan("".join(lines), deepest, deepest_line, brackets, places)
 
 
 def _fstring_depth(text: str) -> tuple[int, int]:
@@ -393,6 +415,7 @@ class StaticChecker:
     def __init__(self, settings: StaticSettings | None = None) -> None:
         self.settings = settings or StaticSettings()
         self._lock = threading.Lock()
+        self._ruff_lock = threading.Lock()  # one request at a time on ruff's server
         self._folder = Path(tempfile.mkdtemp(prefix="critiquebench-static-"))
         self._slot = _DaemonSlot()
         # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
@@ -426,6 +449,12 @@ class StaticChecker:
             findings=without_task_findings(code, report.findings, prompt, task.findings)
         )
 
+    def check_soon(self, code: str, prompt: str | None = None) -> PendingReport:
+        """:meth:`check` on a thread of its own, begun now: the caller does other work
+        (the sandboxed tests of the same answer) meanwhile and takes the report with
+        :meth:`PendingReport.result`. The same report as :meth:`check`."""
+        return PendingReport(self, code, prompt)
+
     def _read(self, code: str) -> StaticReport:
         if not (self.settings.lint or self.settings.types):
             return StaticReport()
@@ -457,7 +486,7 @@ class StaticChecker:
         findings: list[Failure] = []
         try:
             if self.settings.lint:
-                findings.extend(self._ruff(code))
+                findings.extend(self._lint(code, scan))
             if self.settings.types:
                 typed = self._mypy(scan.blanked)
                 returning = returning_functions(tree)
@@ -553,6 +582,76 @@ class StaticChecker:
             self._remembered[key] = findings
             while len(self._remembered) > self.settings.remembered:
                 self._remembered.popitem(last=False)
+
+    def _lint(self, code: str, scan: CodeScan) -> tuple[Failure, ...]:
+        """ruff's findings of ``code``: on the server where it can read the text, else by
+        a process (the same findings: ``tests/unit/judges/test_static_speed.py``)."""
+        if scan.comments is None or not self.settings.ruff_server:
+            return self._ruff(code)
+        text = unhinted(code, list(scan.comments))
+        with self._ruff_lock:
+            if not self._slot.ruff_broken:
+                found = self._served(text)
+                if found is not None:
+                    return found
+        return self._ruff(code)
+
+    def _served(self, text: str) -> tuple[Failure, ...] | None:
+        """The server's findings of ``text``; None when no healthy server can be had.
+
+        As with mypy: a failure on the text stops the server, a fresh one must lint the
+        known-good text, and the text is linted once more; failing again, it is the
+        answer's ``unreadable`` finding. A server that fails the known-good text is
+        not used again (the caller lints by process).
+        """
+        try:
+            return self._ask_ruff(text)
+        except RuffServerError:
+            self._slot.stop_ruff()
+        try:
+            self._ask_ruff(CANARY)
+        except RuffServerError:
+            self._slot.stop_ruff()
+            self._slot.ruff_broken = True
+            return None
+        try:
+            return self._ask_ruff(text)
+        except RuffServerError as again:
+            self._slot.stop_ruff()
+            return (_finding("lint", f"ruff cannot check this code: {again}"),)
+
+    def _ask_ruff(self, text: str) -> tuple[Failure, ...]:
+        server = self._slot.ruff
+        if server is None or not server.alive():
+            self._slot.stop_ruff()
+            if self._slot.closed:
+                raise RuffServerError("the checker is closed")
+            server = RuffServer(
+                binary=_ruff_binary(), rules=self.settings.ruff_rules,
+                ignored=self.settings.ruff_ignored, file_name=CANDIDATE_FILE,
+                folder=self._folder,
+            )  # fmt: skip
+            self._slot.ruff = server
+            try:
+                server.start(max(self.settings.timeout_s, _START_RUFF_S))
+                self._prove_rules(server)
+            except (RuffServerError, OSError) as exc:
+                self._slot.stop_ruff()
+                raise RuffServerError(f"ruff's server did not start: {exc}") from None
+        return server.lint(text, self.settings.timeout_s)
+
+    def _prove_rules(self, server: RuffServer) -> None:
+        """A fresh server must find in :data:`RULES_PROBE` what a ``ruff check`` process
+        finds: a server that fell back to ruff's defaults (it does so, silently, on a
+        rule it does not know) or lost a setting is never used."""
+        try:
+            expected = self._run_ruff(RULES_PROBE)
+        except StaticCheckError as exc:
+            raise RuffServerError(f"ruff cannot check a known-good text: {exc}") from None
+        scan = scan_code(RULES_PROBE)
+        found = server.lint(unhinted(RULES_PROBE, list(scan.comments or ())), _START_RUFF_S)
+        if found != expected:
+            raise RuffServerError("ruff's server does not apply the rule set")
 
     def _ruff(self, code: str) -> tuple[Failure, ...]:
         try:
@@ -717,6 +816,29 @@ class StaticChecker:
         return daemon
 
 
+class PendingReport:
+    """A :meth:`StaticChecker.check` under way on a thread of its own."""
+
+    def __init__(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
+        self._report: StaticReport | None = None
+        # A daemon thread: a caller that stops waiting (its own error) never blocks exit.
+        self._thread = threading.Thread(
+            target=self._run, args=(checker, code, prompt), name="static-check", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
+        try:
+            self._report = checker.check(code, prompt)
+        except Exception as exc:  # check() returns its errors; this is a last fence
+            self._report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+
+    def result(self) -> StaticReport:
+        """The report, once the check is done (it never raises)."""
+        self._thread.join()
+        return self._report or StaticReport(error="static checks: no report")
+
+
 @dataclass
 class _Daemon:
     """One mypy daemon under its keeper (``process``), owned by the process ``owner``."""
@@ -750,11 +872,19 @@ class _DaemonSlot:
 
     daemon: _Daemon | None = None
     closed: bool = False
+    ruff: RuffServer | None = None
+    ruff_broken: bool = False
+    """The server failed a known-good text: lint by process from then on."""
 
     def stop(self) -> None:
         daemon, self.daemon = self.daemon, None
         if daemon is not None:
             daemon.stop()
+
+    def stop_ruff(self) -> None:
+        server, self.ruff = self.ruff, None
+        if server is not None:
+            server.stop()
 
 
 def _wait_ready(daemon: _Daemon, log: Path) -> int:
@@ -849,4 +979,5 @@ def _ruff_binary() -> str:
 def _shut_down(slot: _DaemonSlot, folder: Path) -> None:
     slot.closed = True
     slot.stop()
+    slot.stop_ruff()
     shutil.rmtree(folder, ignore_errors=True)

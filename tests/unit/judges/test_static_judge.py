@@ -18,6 +18,7 @@ from critiquebench.judges import (
     judge_factory,
     judge_names,
 )
+from critiquebench.judges._static import CodeScan
 from critiquebench.loop import Attempt, LoopSettings
 from critiquebench.loop._prompts import fix_messages
 from critiquebench.pipeline import TABLES
@@ -206,13 +207,13 @@ def test_a_text_read_before_is_not_read_again_and_gives_the_same_findings(
 ) -> None:
     checker = StaticChecker(StaticSettings(cache_dir=tmp_path, remembered=2))
     asked: list[str] = []
-    ruff = checker._ruff  # the real tool, counted; mypy runs for real too
+    lint = checker._lint  # the real tool, counted; mypy runs for real too
 
-    def counted_ruff(code: str) -> tuple[Failure, ...]:
+    def counted_lint(code: str, scan: CodeScan) -> tuple[Failure, ...]:
         asked.append(code)
-        return ruff(code)
+        return lint(code, scan)
 
-    checker._ruff = counted_ruff  # type: ignore[method-assign]
+    checker._lint = counted_lint  # type: ignore[method-assign]
     try:
         first = checker.check(SNIPPET)
         again = checker.check(SNIPPET)
@@ -231,12 +232,12 @@ def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
     checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
     failures = iter([RuntimeError("ruff crashed")])
 
-    def flaky_ruff(code: str) -> tuple[Failure, ...]:
+    def flaky_lint(code: str, scan: CodeScan) -> tuple[Failure, ...]:
         for failure in failures:
             raise failure
         return ()
 
-    checker._ruff = flaky_ruff  # type: ignore[method-assign]
+    checker._lint = flaky_lint  # type: ignore[method-assign]
     checker._mypy = lambda code: ()  # type: ignore[method-assign]
     try:
         assert checker.check(SNIPPET).error == "static checks: RuntimeError: ruff crashed"
@@ -273,7 +274,7 @@ def test_a_remembered_text_is_not_parsed_again(
 
     monkeypatch.setattr(_static, "parse", counted_parse)
     checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
-    checker._ruff = lambda code: ()  # type: ignore[method-assign]
+    checker._lint = lambda code, scan: ()  # type: ignore[method-assign]
     checker._mypy = lambda code: ()  # type: ignore[method-assign]
     try:
         assert checker.check(SNIPPET) == StaticReport()

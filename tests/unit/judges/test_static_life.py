@@ -49,7 +49,7 @@ def _count_tools(checker: StaticChecker) -> list[str]:
     """Replace both tools with ones that find nothing and say when they were asked."""
     asked: list[str] = []
 
-    def ruff(code: str) -> tuple[Failure, ...]:
+    def ruff(code: str, scan: _static.CodeScan) -> tuple[Failure, ...]:
         asked.append("ruff")
         return ()
 
@@ -57,7 +57,7 @@ def _count_tools(checker: StaticChecker) -> list[str]:
         asked.append("mypy")
         return ()
 
-    checker._ruff = ruff  # type: ignore[method-assign]
+    checker._lint = ruff  # type: ignore[method-assign]
     checker._mypy = mypy  # type: ignore[method-assign]
     return asked
 
@@ -264,8 +264,10 @@ def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_aft
 
 
 def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
-    checker: StaticChecker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The process per text (the server's twin is in test_static_speed.py).
+    checker = StaticChecker(StaticSettings(cache_dir=tmp_path / "cache", ruff_server=False))
     real = _static._ruff_binary()
     fake = tmp_path / "ruff"
     fake.write_text(
@@ -280,12 +282,15 @@ def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
     fake.chmod(0o755)
     monkeypatch.setattr(_static, "_ruff_binary", lambda: str(fake))
     checker._mypy = lambda code: ()  # type: ignore[method-assign]
-    poisoned = checker.check("import os\nPOISON = 1\n")
-    assert poisoned.error is None
-    [(kind, code, message)] = _unreadable(poisoned.findings)
-    assert (kind, code) == ("lint", "unreadable") and message.startswith("ruff cannot check")
-    after = checker.check("import os\nGOOD = 1\n")
-    assert after.error is None and [f.code for f in after.findings] == ["F401"]
+    try:
+        poisoned = checker.check("import os\nPOISON = 1\n")
+        assert poisoned.error is None
+        [(kind, code, message)] = _unreadable(poisoned.findings)
+        assert (kind, code) == ("lint", "unreadable") and message.startswith("ruff cannot check")
+        after = checker.check("import os\nGOOD = 1\n")
+        assert after.error is None and [f.code for f in after.findings] == ["F401"]
+    finally:
+        checker.close()
 
 
 def test_a_checker_that_fails_the_known_good_text_is_an_infrastructure_error(
