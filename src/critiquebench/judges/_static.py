@@ -277,7 +277,9 @@ def scan_code(code: str) -> CodeScan:
     braces count too. A text the tokenizer rejects is scanned up to the error (it does not
     parse anyway) and its comments are left as they are.
     """
-    lines = code.splitlines(keepends=True)
+    # The rows the tokenizer numbers: its readline splits at "\n" only, where
+    # str.splitlines also breaks at "\x0c", "\u2028" and the like inside strings.
+    lines = io.StringIO(code).readlines()
     chains: list[int] = [0]  # operators since the last comma, per open bracket
     total = indent = deepest = deepest_line = brackets = 0
     comments: list[tokenize.TokenInfo] = []

@@ -388,3 +388,11 @@ def test_a_closed_checker_leaves_no_daemon_and_starts_none(tmp_path: Path) -> No
     checker.close()
     assert not daemon.alive() and checker._slot.daemon is None
     assert checker.check(WRONG).error is not None  # closed: no daemon is started again
+
+
+def test_comments_are_blanked_on_the_rows_the_tokenizer_numbers() -> None:
+    # "\x0c" and "\u2028" inside a string are line breaks to str.splitlines, not to the
+    # tokenizer: a comment after them must be blanked where it is, and nothing else.
+    code = 'x = "a\x0cb\u2028c"  # first\ny = 1  # second\n'
+    blanked = _static.scan_code(code).blanked
+    assert blanked == 'x = "a\x0cb\u2028c"  #      \ny = 1  #       \n'
