@@ -407,6 +407,11 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         # A flow that finished wrote report.json: print those numbers, do not compute them
         # again. One that stopped early may not have, so build the report from what landed.
         built = _flow_report(config.output, config.run_id) if problem is None else None
+        if built is None and problem is not None and not _has_results(config):
+            # Nothing landed (the Prefect API never answered, say): the cause, not
+            # "no results", is what the user needs.
+            _error("the run did not finish cleanly", str(problem))
+            raise typer.Exit(code=1)
         report = built or _write_reports(
             config.output, config.run_id, _run_prices(config), config.target
         )
@@ -441,6 +446,12 @@ def _design_ahead(config: RunConfig, cases: list[Case]) -> Future[DesignNote | N
     n_cases = len({case.id for case in cases})
     work = partial(design_note, n_cases, config.reps, config.retry_limit, config.target)
     return in_thread(work, "design-power", daemon=True)
+
+
+def _has_results(config: RunConfig) -> bool:
+    """Whether any unit of the run has its cases row."""
+    cases = config.output / config.run_id / "cases"
+    return cases.is_dir() and any(cases.glob("*.parquet"))
 
 
 def _run_prices(config: RunConfig) -> PriceTable | None:
