@@ -391,7 +391,7 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         )
         note = design.result() if design is not None else None
         if note is not None:
-            console.print(note.line(), markup=False, highlight=False)
+            console.print(note.line(), markup=False, highlight=False, soft_wrap=True)
         problem: Exception | None = None
         try:
             server.wait_ready()
@@ -417,7 +417,7 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         )
         _print_report(report)
         if note is not None:  # with the verdict, which it explains
-            console.print(note.line(), markup=False, highlight=False)
+            console.print(note.line(), markup=False, highlight=False, soft_wrap=True)
         _print_files(config.output / config.run_id)
         code = _finish_ci(report, ci)
         # Prefect's shutdown of its temporary server can end the process without the
