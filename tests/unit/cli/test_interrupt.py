@@ -42,6 +42,4 @@ def test_resume_command_names_the_output_only_when_it_is_not_the_default(tmp_pat
     default = tmp_path / "data" / "runs"
     assert resume_command("r-1", default, default) == "critiquebench resume r-1"
     other = tmp_path / "my runs"
-    assert resume_command("r-1", other, default) == (
-        f"critiquebench resume r-1 --output '{other}'"
-    )
+    assert resume_command("r-1", other, default) == (f"critiquebench resume r-1 --output '{other}'")
