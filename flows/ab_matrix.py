@@ -18,17 +18,20 @@ from uuid import UUID
 import fastapi.encoders  # noqa: F401
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.futures import as_completed
+from prefect.futures import wait
 from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
 from critiquebench.pipeline import (
     RunConfig,
     RunIncomplete,
-    Unit,
+    RunInterrupted,
+    RunPlan,
     batch_label,
     finish_run,
+    landed_units,
     start_run,
+    stop_requested,
     tally_ahead,
     unit_batches,
 )
@@ -36,7 +39,6 @@ from critiquebench.pipeline._report_child import PendingReport
 from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
 from critiquebench.quality._isolated import PendingCheck
-from critiquebench.suites import Case
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
 from tasks.run_unit import BatchDone, run_units_task
@@ -56,17 +58,20 @@ _CHILD_NICE = 10
 
 def _run_batches(
     runner: TaskRunner[Any],
-    work: list[tuple[Case, Unit]],
-    config: RunConfig,
+    plan: RunPlan,
     progress: UnitProgress,
     progress_id: UUID,
 ) -> tuple[int, set[int]]:
-    """Run ``work`` as batch tasks (see ``unit_batches``); units that raised, worker pids.
+    """Run the plan's work as batch tasks (see ``unit_batches``); units that raised,
+    worker pids.
 
     Each batch is one task run in the Prefect UI, named after its units; every unit's
-    rows land in Parquet as soon as it finishes, whatever its batch.
+    rows land in Parquet as soon as it finishes, whatever its batch. Progress counts
+    those rows (``landed_units``), once a second: a batch of 16 units would otherwise
+    show none of them until its last one ends.
     """
     logger = get_run_logger()
+    config, work = plan.config, plan.work
     batches = unit_batches(work, config.max_concurrency)
     futures = {
         runner.submit(
@@ -74,25 +79,27 @@ def _run_batches(
         ): len(batch)
         for batch in batches
     }
-    failed, done, updated = 0, 0, time.monotonic()
+    failed, shown = 0, -1
     workers: set[int] = set()
-    for future in as_completed(list(futures)):
-        try:
-            result: BatchDone = future.result()
-        except Exception as exc:  # a lost batch must not stop the others
-            failed += futures[future]
-            logger.error("batch failed: %s", exc)
-        else:
-            failed += len(result.failed)
-            workers.update(unit.worker_pid for unit in result.done)
-        for _ in range(futures[future]):
-            progress.advance()
-        done += futures[future]
+    pending = list(futures)
+    while pending:
+        finished, not_done = wait(pending, timeout=_PROGRESS_EVERY_S)
+        for future in finished:
+            try:
+                result: BatchDone = future.result()
+            except Exception as exc:  # a lost batch must not stop the others
+                failed += futures[future]
+                logger.error("batch failed: %s", exc)
+            else:
+                failed += len(result.failed)
+                workers.update(unit.worker_pid for unit in result.done)
+        pending = list(not_done)
+        progress.advance_to(landed_units(plan))
         # An API call per update costs the server CPU the judges need: at most one a second.
-        if done == len(work) or time.monotonic() - updated >= _PROGRESS_EVERY_S:
-            update_progress_artifact(progress_id, 100.0 * done / max(len(work), 1))
-            updated = time.monotonic()
-        logger.info("units finished: %d/%d (%s)", done, len(work), progress.eta_text())
+        if progress.done != shown:
+            shown = progress.done
+            update_progress_artifact(progress_id, 100.0 * shown / max(len(work), 1))
+            logger.info("units finished: %d/%d (%s)", shown, len(work), progress.eta_text())
     return failed, workers
 
 
@@ -171,8 +178,18 @@ def _run_and_check(
     progress_id = create_progress_artifact(0.0, key=f"progress-{key}", description="units done")
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
-        failed, workers = _run_batches(runner, plan.work, config, progress, progress_id)
+        failed, workers = _run_batches(runner, plan, progress, progress_id)
     tally = tally_ahead(plan)  # every unit has ended: their rows are counted during the check
+    if stop_requested(config.output, config.run_id):
+        # Interrupted: record it and stop; checking and reporting a part of the matrix
+        # would print a verdict that looks final.
+        end = finish_run(plan, failed, None, tally.result())
+        if end.status == "interrupted":
+            # Returned, not raised: an exception would put a traceback in the log of a
+            # run stopped on purpose. The caller reads "status" (see run_ab_matrix).
+            logger.warning("%s", end.message())
+            return {**_outcome(config, failed, workers), "status": end.status,
+                    "message": end.message()}  # fmt: skip
     # The report's child reads the run's files while the check's child finishes; it
     # reports (the run's status included) once finish_run has recorded the run's end.
     reporter.prepare(config.output, config.run_id, config.prices, config.target)
@@ -185,6 +202,10 @@ def _run_and_check(
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":
         raise RunIncomplete(end)
+    return {**_outcome(config, failed, workers), "status": end.status}
+
+
+def _outcome(config: RunConfig, failed: int, workers: set[int]) -> dict[str, Any]:
     return {
         "run_id": config.run_id,
         "output": str(config.output),
@@ -202,6 +223,12 @@ ab_matrix = flow(name="ab-matrix")(_run_ab_matrix)
 
 
 def run_ab_matrix(config: RunConfig) -> dict[str, Any]:
-    """Run the ``ab-matrix`` flow with the settings of ``config`` (its fields, flat)."""
+    """Run the ``ab-matrix`` flow with the settings of ``config`` (its fields, flat).
+
+    Raises ``RunInterrupted`` when the run was asked to stop and units are unfinished
+    (the flow itself returns then, with status ``interrupted``, see ``request_stop``).
+    """
     result: dict[str, Any] = ab_matrix(**config.model_dump())
+    if result.get("status") == "interrupted":
+        raise RunInterrupted(str(result.get("message", "")))
     return result

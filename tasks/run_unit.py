@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from critiquebench.pipeline import RunConfig, Unit, run_unit
+from critiquebench.pipeline import RunConfig, Unit, run_unit, stop_requested
 from critiquebench.suites import Case
 
 
@@ -50,12 +50,15 @@ def run_units_task(work: list[tuple[Case, Unit]], config: RunConfig, label: str)
     """Run a batch of units one after another (``label`` names them in the Prefect UI).
 
     Each unit's rows are written as soon as it finishes, as with one task per unit,
-    and a unit that raises is logged and counted without stopping the rest.
+    and a unit that raises is logged and counted without stopping the rest. Once the
+    run is asked to stop (Ctrl-C), units not yet started are left for a resume.
     """
     logger = get_run_logger()
     done: list[UnitDone] = []
     failed: list[str] = []
     for case, unit in work:
+        if stop_requested(config.output, config.run_id):
+            break
         try:
             written = run_unit(case, unit, config)
         except Exception as exc:  # one broken unit must not stop the others

@@ -9,6 +9,8 @@ imported inside the commands that need them, so help and refusals answer at once
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,12 +29,21 @@ from critiquebench._options import (
     typer_parameter,
     with_parameters,
 )
-from critiquebench.pipeline import RunConfig, check_baseline, preflight
+from critiquebench.pipeline import (
+    RunConfig,
+    UnknownRunError,
+    check_baseline,
+    preflight,
+    resolve_run,
+)
 from critiquebench.pipeline._preflight import like_settings
 from critiquebench.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from critiquebench._cli._design import DesignNote
     from critiquebench.analysis import PriceTable, RunReport, StoredPrices
     from critiquebench.suites import Case
 
@@ -45,6 +56,27 @@ app = typer.Typer(
 console = Console(width=None if sys.stdout.isatty() else 160)
 errors = Console(stderr=True)
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib import metadata
+
+        console.print(f"critiquebench {metadata.version('critiquebench')}", highlight=False)
+        raise typer.Exit(code=0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 _RUN_OPTIONS = model_options(RunConfig)
 _OPTION = {option.field: option for option in _RUN_OPTIONS}
 
@@ -54,6 +86,7 @@ TargetOption = Annotated[str | None, typer_option(_OPTION["target"])]
 TARGET_DEFAULT = _OPTION["target"].default_text
 
 _REPORT_FILES = ("report.json", "report.html", "lessons.md")
+RUN_REF = 'a run id, a unique prefix of one, or "latest"'
 
 
 def _error(label: str, message: str) -> None:
@@ -68,6 +101,15 @@ def _error(label: str, message: str) -> None:
 def _fail(message: str) -> typer.Exit:
     _error("error", message)
     return typer.Exit(code=2)
+
+
+def _resolve(folder: Path, ref: str, option: str = "") -> str:
+    """The run ``ref`` names under ``folder`` (an id, a unique prefix of one, or
+    ``latest``); refused in one line naming ``ref`` and how to list the runs."""
+    try:
+        return resolve_run(folder, ref, option)
+    except UnknownRunError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _setting(name: str, raw: str | None) -> Any:
@@ -170,8 +212,8 @@ def run_config(
     if like:
         from critiquebench.pipeline import ResultStore
 
-        output = given.get("output") or default_output()
-        base = like_settings(ResultStore(Path(output)), like)
+        output = Path(given.get("output") or default_output())
+        base = like_settings(ResultStore(output), resolve_run(output, like, "--like"))
     raw = {name: value for name, value in values.items() if value is not None}
     try:
         return RunConfig.model_validate({**base, **given})
@@ -190,6 +232,56 @@ def _given(ctx: typer.Context, values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class Requirement(StrEnum):
+    """What ``--require`` asks of a run's verdict."""
+
+    met = "met"
+
+
+RequireOption = Annotated[
+    Requirement | None,
+    typer.Option(
+        "--require",
+        help="Gate for CI: exit 0 only when every arm compared with A is met; 4 when one is "
+        "not met, 5 when one is inconclusive, 3 when units were not measured.",
+    ),
+]
+JunitOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--junit",
+        metavar="FILE",
+        help="Also write a JUnit XML summary there: a test per arm (met passes, not met "
+        "fails, inconclusive is skipped) and one for every unit measured.",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class CiOptions:
+    """The gate and the JUnit file asked of a run (not settings of the experiment)."""
+
+    require: Requirement | None = None
+    junit: Path | None = None
+
+
+def _finish_ci(report: RunReport, ci: CiOptions, *, say: bool = True) -> int:
+    """Write the JUnit file and apply the gate; the exit code the gate asks for (0
+    without one). ``say``: print the gate's line (not when stdout holds JSON)."""
+    from critiquebench._cli._machine import gate, junit_xml
+
+    if ci.junit is not None:
+        from critiquebench.pipeline._store import atomic_write_text
+
+        atomic_write_text(ci.junit, junit_xml(report))
+    if ci.require is None:
+        return 0
+    outcome = gate(report)
+    if say:
+        console.print(outcome.line(), markup=False, highlight=False)
+    return outcome.exit_code
+
+
 def run(**values: Any) -> None:
     """Run the A/B matrix (the ab-matrix Prefect flow) and print the per-arm report.
 
@@ -201,25 +293,60 @@ def run(**values: Any) -> None:
     2 bad input, refused before any work (options, suite, replay file, a resume with
     other experiment settings or files, no bubblewrap where the fallback sandbox would
     run candidates as root); 3 incomplete (units failed for infrastructure reasons:
-    rerun with the same --run-id to retry only them).
+    `critiquebench resume RUN` retries only them); 130 interrupted (Ctrl-C: units not
+    started are left for `critiquebench resume RUN`; a second Ctrl-C quits at once).
     """
     ctx: typer.Context = values.pop("ctx")
     like: str | None = values.pop("like")
+    ci = CiOptions(values.pop("require"), values.pop("junit"))
     try:
         config = run_config(_given(ctx, values), like, ctx.meta.get("typed_options"))
-        check_baseline(config)
-        # A bad model spec, suite, replay file or resume is refused before Prefect starts.
-        cases = preflight(config)
-    except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError) as exc:
         raise _fail(str(exc)) from None
-    _execute(config, cases)
+    _checked_execute(config, ci)
+
+
+def _checked_execute(config: RunConfig, ci: CiOptions) -> None:
+    """Check ``config`` before any work, then run it with Ctrl-C handled."""
+    from critiquebench._cli._interrupt import resume_command, stop_on_interrupt
+
+    resume = resume_command(config.run_id, config.output, default_output())
+    with stop_on_interrupt(config.output, config.run_id, resume):
+        try:
+            check_baseline(config)
+            # A bad model spec, suite, replay file or resume is refused before Prefect starts.
+            cases = preflight(config)
+        except (SuiteFormatError, FileNotFoundError, ValueError) as exc:
+            raise _fail(str(exc)) from None
+        _execute(config, cases, resume, ci)
+
+
+@app.command()
+def resume(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help=f"The run to resume: {RUN_REF}.")],
+    output: OutputOption = None,
+    require: RequireOption = None,
+    junit: JunitOption = None,
+) -> None:
+    """Continue a run with the settings it was started with: only its unfinished units
+    run (those never started, interrupted, or recorded with an infrastructure error).
+
+    The same as `run --like RUN --run-id RUN`; exit codes are those of `run`.
+    """
+    folder: Path = _setting("output", output)
+    run_id = _resolve(folder, run_ref)
+    try:
+        config = run_config({"run_id": run_id, "output": str(folder)}, run_id)
+    except (FileNotFoundError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    _checked_execute(config, CiOptions(require, junit))
 
 
 _LIKE = typer.Option(
     "--like",
     metavar="RUN_ID",
-    help="Start a new run with exactly the settings of RUN_ID (found under --output); "
-    "options given here override them.",
+    help="Start a new run with exactly the settings of RUN_ID (found under --output; "
+    'a unique prefix or "latest" will do); options given here override them.',
 )
 app.command(cls=TypedNamesCommand)(
     with_parameters(
@@ -227,20 +354,29 @@ app.command(cls=TypedNamesCommand)(
         [
             keyword_parameter("ctx", typer.Context),
             keyword_parameter("like", Annotated[str | None, _LIKE], None),
+            keyword_parameter("require", RequireOption, None),
+            keyword_parameter("junit", JunitOption, None),
             *map(typer_parameter, _RUN_OPTIONS),
         ],
     )
 )
 
 
-def _execute(config: RunConfig, cases: list[Case]) -> None:
+def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -> None:
     """Run the flow for ``config`` (whose preflight found ``cases``), then print the
-    report and the files written."""
+    report and the files written; ``resume`` is the command that resumes it."""
+    from critiquebench._cli._interrupt import INTERRUPTED_EXIT
+    from critiquebench.pipeline import RunInterrupted, stop_requested
     from critiquebench.prefect_env import configure_prefect_environment
+
+    if stop_requested(config.output, config.run_id):  # Ctrl-C during the checks
+        _error("interrupted", f"run {config.run_id} did not start; start it with: {resume}")
+        raise typer.Exit(code=INTERRUPTED_EXIT)
     from critiquebench.prefect_server import local_prefect_api
 
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
+    design = _design_ahead(config, cases)
     # The temporary Prefect API starts first, so its start-up overlaps the work below:
     # the run's model, judge and sandbox probe (begun on a thread) and the imports.
     with local_prefect_api() as server:
@@ -255,30 +391,69 @@ def _execute(config: RunConfig, cases: list[Case]) -> None:
         )
         if server.process is None:
             console.print(f"Prefect API: {server.api_url} (already running)")
+        note = design.result() if design is not None else None
+        if note is not None:
+            console.print(note.line(), markup=False, highlight=False, soft_wrap=True)
         problem: Exception | None = None
         try:
             server.wait_ready()
             with server.applied(), head_start.offered():
                 run_ab_matrix(config)
+        except RunInterrupted as stopped:
+            # No report: a verdict on part of the matrix would look final.
+            sys.stdout.flush()
+            _error("interrupted", f"{str(stopped).split(';')[0]}; resume with: {resume}")
+            raise typer.Exit(code=INTERRUPTED_EXIT) from None
         except Exception as exc:  # failed units or failed quality checks: report what landed
             problem = exc
         # A flow that finished wrote report.json: print those numbers, do not compute them
         # again. One that stopped early may not have, so build the report from what landed.
         built = _flow_report(config.output, config.run_id) if problem is None else None
+        if built is None and problem is not None and not _has_results(config):
+            # Nothing landed (the Prefect API never answered, say): the cause, not
+            # "no results", is what the user needs.
+            _error("the run did not finish cleanly", str(problem))
+            raise typer.Exit(code=1)
         report = built or _write_reports(
             config.output, config.run_id, _run_prices(config), config.target
         )
         _print_report(report)
+        if note is not None:  # with the verdict, which it explains
+            console.print(note.line(), markup=False, highlight=False, soft_wrap=True)
         _print_files(config.output / config.run_id)
+        code = _finish_ci(report, ci)
         # Prefect's shutdown of its temporary server can end the process without the
         # usual buffer flush; a report that never reaches a redirected file is useless.
         sys.stdout.flush()
     if isinstance(problem, RunIncomplete):
         _error("incomplete", str(problem))
         raise typer.Exit(code=3)
+    if problem is None and code:
+        raise typer.Exit(code=code)
     if problem is not None:
         _error("the run did not finish cleanly", str(problem))
         raise typer.Exit(code=1)
+
+
+def _design_ahead(config: RunConfig, cases: list[Case]) -> Future[DesignNote | None] | None:
+    """Whether the design can decide (``design_note``), computed on a thread while the
+    Prefect API starts; None for a run with no arm compared with the baseline."""
+    if len(config.arm_names) < 2 or not cases:
+        return None
+    from functools import partial
+
+    from critiquebench._background import in_thread
+    from critiquebench._cli._design import design_note
+
+    n_cases = len({case.id for case in cases})
+    work = partial(design_note, n_cases, config.reps, config.retry_limit, config.target)
+    return in_thread(work, "design-power", daemon=True)
+
+
+def _has_results(config: RunConfig) -> bool:
+    """Whether any unit of the run has its cases row."""
+    cases = config.output / config.run_id / "cases"
+    return cases.is_dir() and any(cases.glob("*.parquet"))
 
 
 def _run_prices(config: RunConfig) -> PriceTable | None:
@@ -304,36 +479,85 @@ def _print_files(run_dir: Path) -> None:
         console.print(f"  {run_dir.parent / LESSONS_FILE}  (lessons across runs)")
 
 
+class OutputFormat(StrEnum):
+    """How a command prints its result."""
+
+    text = "text"
+    json = "json"
+
+
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        help="text: the table for people; json: one JSON document on stdout, for scripts.",
+    ),
+]
+
+
+@app.command("list")
+def list_runs(output: OutputOption = None, format_: FormatOption = OutputFormat.text) -> None:
+    """List the runs under --output, newest first, with their status and verdict.
+
+    Columns: id, start (UTC), status, suite, model, arms, units landed/planned and
+    the verdict of the run's report.
+    A run whose process ended without recording its end (killed, crashed) shows
+    status ``died``; rerun it with ``critiquebench resume RUN``.
+    """
+    from critiquebench._cli._runs import listed_runs, runs_json, runs_table
+
+    folder: Path = _setting("output", output)
+    runs = listed_runs(folder)
+    if format_ is OutputFormat.json:
+        sys.stdout.write(runs_json(runs))
+        return
+    if not runs:
+        console.print(f"no runs under {folder}", markup=False, highlight=False)
+        return
+    console.print(runs_table(runs))
+
+
 @app.command()
 def report(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(help="The run to report on.")],
+    run_id: Annotated[str, typer.Argument(help=f"The run to report on: {RUN_REF}.")],
     output: OutputOption = None,
     prices: PricesOption = None,
     target: TargetOption = TARGET_DEFAULT,
+    format_: FormatOption = OutputFormat.text,
+    require: RequireOption = None,
+    junit: JunitOption = None,
 ) -> None:
     """Rebuild the report of a landed run from its Parquet files alone.
 
-    Prints the per-arm table and writes report.json, report.html and lessons.md into
-    the run folder. Without --prices and --target, those the run was started with.
+    Prints the per-arm table (--format json: the report.json content) and writes
+    report.json, report.html and lessons.md into the run folder. Without --prices and
+    --target, those the run was started with. --require and --junit work as for `run`.
     """
     folder: Path = _setting("output", output)
+    _setting("target", target)  # a bad --target is refused whatever the run
+    run_id = _resolve(folder, run_id)
     given = _given(ctx, {"prices": prices, "target": target})
     price_table, goal = _run_settings(folder, run_id, given, target)
     built = _write_reports(folder, run_id, price_table, goal)
+    if format_ is OutputFormat.json:
+        sys.stdout.write(built.to_json())
+        sys.stdout.flush()
+        raise typer.Exit(code=_finish_ci(built, CiOptions(require, junit), say=False))
     _print_report(built)
     run_dir = folder / run_id
     console.print("\n" + "\n".join(str(run_dir / name) for name in _REPORT_FILES))
     from critiquebench.analysis import LESSONS_FILE
 
     console.print(f"{folder / LESSONS_FILE}  (lessons across runs)")
+    raise typer.Exit(code=_finish_ci(built, CiOptions(require, junit)))
 
 
 @app.command()
 def compare(
     ctx: typer.Context,
-    run_a: Annotated[str, typer.Argument(help="First run (e.g. one model).")],
-    run_b: Annotated[str, typer.Argument(help="Second run (e.g. another model).")],
+    run_a: Annotated[str, typer.Argument(help=f"First run (e.g. one model): {RUN_REF}.")],
+    run_b: Annotated[str, typer.Argument(help=f"Second run (e.g. another model): {RUN_REF}.")],
     output: OutputOption = None,
     prices: PricesOption = None,
     target: TargetOption = TARGET_DEFAULT,
@@ -343,6 +567,7 @@ def compare(
             "--intersect", help="Pair only the units both runs have when their case sets differ."
         ),
     ] = False,
+    format_: FormatOption = OutputFormat.text,
 ) -> None:
     """Compare two runs arm by arm: defects, reduction, pass rate, latency, cost, then
     the paired difference (B minus A, unit by unit) with its interval, McNemar over
@@ -350,11 +575,13 @@ def compare(
 
     Each run is reported with its own price table and target unless --prices or
     --target is given. Runs of different suites or case sets are refused unless
-    --intersect.
+    --intersect. --format json prints {"runs": [report A, report B], "paired": ...},
+    each report the content of a report.json.
     """
     from critiquebench.analysis import (
         PairingRefused,
         build_report,
+        comparison_json,
         comparison_table,
         connect,
         paired_comparison,
@@ -362,6 +589,7 @@ def compare(
     )
 
     folder: Path = _setting("output", output)
+    run_a, run_b = _resolve(folder, run_a), _resolve(folder, run_b)
     given = _given(ctx, {"prices": prices, "target": target})
     connection = connect(folder, [run_a, run_b], snapshot=True)
     reports, tables = [], {}
@@ -376,6 +604,11 @@ def compare(
         paired = paired_comparison(connection, run_a, run_b, prices=tables, intersect=intersect)
     except PairingRefused as exc:
         raise _fail(str(exc)) from None
+    if format_ is OutputFormat.json:
+        from critiquebench._cli._machine import compare_json
+
+        sys.stdout.write(compare_json(reports[0], reports[1], comparison_json(paired)))
+        return
     console.print(comparison_table(reports[0], reports[1]))
     console.print(paired_table(paired))
 
@@ -529,7 +762,9 @@ def _sql_error(error: Exception) -> str:
     """DuckDB's message on one line, saying why a refused statement was refused."""
     import duckdb
 
-    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    from critiquebench._cli._errors import first_line_and_hints
+
+    first = first_line_and_hints(error)
     refused = isinstance(error, duckdb.PermissionException) or "read-only mode" in first
     if refused:
         first += " (`critiquebench sql` is read-only: it reads only the run's tables)"
@@ -554,7 +789,10 @@ def sql(
     max_rows: Annotated[int, typer.Option(min=1, help="Print at most this many rows.")] = 100,
     run: Annotated[
         list[str] | None,
-        typer.Option(help="Only this run's tables (repeat for several); default: every run."),
+        typer.Option(
+            help="Only this run's tables (an id, a unique prefix or 'latest'; repeat for "
+            "several); default: every run."
+        ),
     ] = None,
 ) -> None:
     """Run a read-only SQL query over the runs' tables, or show how to open a session."""
@@ -563,6 +801,8 @@ def sql(
     from critiquebench.analysis._sql import interactive_help, query_table
 
     folder: Path = _setting("output", output)
+    if run:
+        run = [_resolve(folder, ref, "--run") for ref in run]
     if query is None:
         # soft_wrap: the commands must stay on one line to be copied; markup off for paths.
         console.print(interactive_help(folder, run), markup=False, highlight=False, soft_wrap=True)
@@ -577,14 +817,26 @@ def sql(
 
 @app.command()
 def check(
-    run_id: Annotated[str, typer.Argument(help="The run to check.")],
+    run_id: Annotated[str, typer.Argument(help=f"The run to check: {RUN_REF}.")],
     output: OutputOption = None,
+    format_: FormatOption = OutputFormat.text,
 ) -> None:
-    """Check a landed run's tables against the data-quality expectations (exit 1 on failure)."""
+    """Check a landed run's tables against the data-quality expectations (exit 1 on failure).
+
+    --format json prints the outcome of every expectation and the units not measured.
+    """
     # Imported here: Great Expectations takes seconds to import; only this command needs it.
     from critiquebench.quality import check_command
 
     folder: Path = _setting("output", output)
+    run_id = _resolve(folder, run_id)
+    if format_ is OutputFormat.json:
+        from critiquebench._cli._machine import check_json
+        from critiquebench.quality import check_run
+
+        found = check_run(folder, run_id)
+        sys.stdout.write(check_json(found))
+        raise typer.Exit(code=0 if found.passed and found.complete else 1)
     code = check_command(run_id, folder)
     _print_sensitivity(folder, run_id)
     raise typer.Exit(code=code)
@@ -748,12 +1000,29 @@ def server(
         raise _fail(f"the Prefect server ended with code {code}")
 
 
+DEBUG_VARIABLE = "CRITIQUEBENCH_DEBUG"
+"""Set (to anything but empty) to see the traceback of an unexpected error."""
+
+
 def main() -> None:
-    """Entry point of the ``critiquebench`` script."""
+    """Entry point of the ``critiquebench`` script.
+
+    An error no command expected is printed as one line (exit 1): a damaged Parquet
+    file, say, names the file; ``CRITIQUEBENCH_DEBUG=1`` shows the traceback instead.
+    """
+    import os
+
     try:
         app()
     except SystemExit as done:
         code = done.code
+    except Exception as exc:
+        if os.environ.get(DEBUG_VARIABLE):
+            raise
+        from critiquebench._cli._errors import one_line
+
+        _error("error", one_line(exc, DEBUG_VARIABLE))
+        code = 1
     else:
         code = 0
     if code is not None and not isinstance(code, int):

@@ -160,6 +160,14 @@ class UnitProgress:
             self.done += 1
         self._bar.advance(self._task)
 
+    def advance_to(self, done: int) -> None:
+        """``done`` units finished (counted elsewhere, e.g. rows landed); never goes back."""
+        with self._lock:
+            step = max(0, min(done, self.total) - self.done)
+            self.done += step
+        if step:
+            self._bar.advance(self._task, step)
+
     def eta_text(self) -> str:
         """Estimated time to finish, for log lines."""
         return self.snapshot().eta_text()

@@ -8,6 +8,20 @@ refusing one stays fast.
 from typing import TYPE_CHECKING
 
 from critiquebench._lazy import lazy_exports
+from critiquebench.pipeline._catalog import (
+    DIED,
+    LATEST,
+    RunOwner,
+    RunSummary,
+    UnknownRunError,
+    owner_json,
+    owner_path,
+    resolve_run,
+    resolve_runs,
+    run_ids,
+    shown_status,
+    summarize_run,
+)
 from critiquebench.pipeline._config import (
     EXECUTION_FIELDS,
     RUNNERS,
@@ -28,12 +42,14 @@ from critiquebench.pipeline._preflight import (
     check_sandbox,
     preflight,
 )
+from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, stop_requested
 
 if TYPE_CHECKING:
     from critiquebench.pipeline._head_start import PreparedStart, RunHeadStart, begin_run
     from critiquebench.pipeline._run import (
         RunEnd,
         RunIncomplete,
+        RunInterrupted,
         RunPlan,
         RunStatus,
         UnitTally,
@@ -41,6 +57,7 @@ if TYPE_CHECKING:
         batch_label,
         dependencies_for,
         finish_run,
+        landed_units,
         run_unit,
         start_run,
         tally_ahead,
@@ -60,6 +77,7 @@ if TYPE_CHECKING:
 
 _RUN = (
     "finish_run",
+    "landed_units",
     "run_unit",
     "start_run",
     "tally_ahead",
@@ -67,6 +85,7 @@ _RUN = (
     "unit_batches",
     "RunEnd",
     "RunIncomplete",
+    "RunInterrupted",
     "RunPlan",
     "RunStatus",
     "UnitTally",
@@ -94,7 +113,9 @@ _LAZY = {
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "DIED",
     "EXECUTION_FIELDS",
+    "LATEST",
     "RUNNERS",
     "SCHEMA_VERSION",
     "SIDE_TABLES",
@@ -110,14 +131,18 @@ __all__ = [
     "RunEnd",
     "RunHeadStart",
     "RunIncomplete",
+    "RunInterrupted",
+    "RunOwner",
     "RunPlan",
     "RunStatus",
+    "RunSummary",
     "RunnerName",
     "SandboxRefusedError",
     "Unit",
     "UnitRows",
     "UnitTally",
     "UnitWritten",
+    "UnknownRunError",
     "arrow_schema",
     "batch_label",
     "begin_run",
@@ -127,14 +152,26 @@ __all__ = [
     "check_replay_covers",
     "check_same_experiment",
     "check_sandbox",
+    "clear_stop",
     "dependencies_for",
     "execute_unit",
     "expand_matrix",
     "finish_run",
+    "landed_units",
     "new_run_id",
+    "owner_json",
+    "owner_path",
     "preflight",
+    "request_stop",
+    "resolve_run",
+    "resolve_runs",
+    "run_ids",
     "run_unit",
+    "shown_status",
     "start_run",
+    "stop_path",
+    "stop_requested",
+    "summarize_run",
     "tally_ahead",
     "tally_units",
     "unit_batches",

@@ -133,9 +133,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    suite: str = Field(
-        "basic", description="A bundled suite (see docs/suites.md) or a JSONL path."
-    )
+    suite: str = Field("basic", description="A bundled suite (see docs/suites.md) or a JSONL path.")
     limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
     case_ids: tuple[str, ...] = Field(
         (),
@@ -329,7 +327,9 @@ class RunConfig(BaseModel):
         )
         use_cache = self.cache and is_cacheable(self.model)
         cache_path = (self.cache_dir / "calls.sqlite").resolve() if use_cache else None
-        return ProviderSettings(spec=self.model, cache_path=cache_path, limits=limits)
+        return ProviderSettings(
+            spec=sim_for_suite(self.model, self.suite), cache_path=cache_path, limits=limits
+        )
 
     @property
     def arm_names(self) -> tuple[str, ...]:
@@ -364,6 +364,27 @@ class RunConfig(BaseModel):
             max_tokens=self.max_tokens,
             stagnation_patience=self.stagnation_patience,
         )
+
+
+def sim_for_suite(model: str, suite: str) -> str:
+    """``model``, but a ``sim:`` model without ``suite=`` answers from the run's suite:
+    its answers are built from the reference solutions of the cases it is asked about."""
+    provider, _, arguments = model.partition(":")
+    if provider.strip() != "sim" or sim_suite(model) is not None:
+        return model
+    return f"sim:{arguments},suite={suite}" if arguments.strip() else f"sim:suite={suite}"
+
+
+def sim_suite(model: str) -> str | None:
+    """The ``suite=`` of a ``sim:`` model spec; None for another model or none given."""
+    provider, _, arguments = model.partition(":")
+    if provider.strip() != "sim":
+        return None
+    for item in arguments.split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == "suite":
+            return value.strip()
+    return None
 
 
 def experiment_hash(settings: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from critiquebench.pipeline._config import (
     ContentFile,
     RunConfig,
     replay_file,
+    sim_suite,
 )
 from critiquebench.pipeline._selection import choose_cases
 from critiquebench.suites import Case
@@ -172,6 +173,13 @@ def check_model(config: RunConfig) -> None:
         check_model_spec(config.model)
     except ModelSpecError as exc:
         raise ModelSpecError(f"--model {config.model}: {exc}") from None
+    answers_from = sim_suite(config.model)
+    if answers_from is not None and answers_from != config.suite:
+        raise ModelSpecError(
+            f"--model {config.model}: the simulated model answers with the reference "
+            f"solutions of suite {answers_from!r}, the run is on --suite {config.suite}; "
+            "drop suite= (it then follows --suite) or make it the same"
+        )
 
 
 def check_baseline(config: RunConfig) -> None:

@@ -7,6 +7,7 @@ import datetime as dt
 import functools
 import json
 import logging
+import os
 import platform
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -25,16 +26,18 @@ from critiquebench.models import (
     RateLimiter,
     provider_from_spec,
 )
+from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
 from critiquebench.pipeline._head_start import RunHeadStart, begin_run, offered_head_start
 from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
+from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
 
-RunStatus = Literal["running", "completed", "incomplete", "failed"]
+RunStatus = Literal["running", "completed", "incomplete", "failed", "interrupted"]
 """Status of a start of a run, as the ``runs`` table records it (see its schema)."""
 
 
@@ -74,11 +77,16 @@ class RunEnd:
 
     def message(self) -> str:
         """One line: what did not finish, and how to finish it."""
+        if self.status == "interrupted":
+            return (
+                f"run {self.run_id} interrupted with {self.unfinished} of {self.planned} "
+                f"units not measured; resume it with: critiquebench resume {self.run_id}"
+            )
         return (
             f"run {self.run_id} is incomplete: {self.unfinished} of {self.planned} units "
             f"did not finish ({self.errored} infrastructure error(s), {self.missing} without "
-            f"rows); they are excluded from the report. Rerun the same command with "
-            f"--run-id {self.run_id} to retry only those units."
+            f"rows); they are excluded from the report. Retry only those units with: "
+            f"critiquebench resume {self.run_id}"
         )
 
 
@@ -88,6 +96,11 @@ class RunIncomplete(RuntimeError):
     def __init__(self, end: RunEnd) -> None:
         self.end = end
         super().__init__(end.message())
+
+
+class RunInterrupted(RuntimeError):
+    """The run was asked to stop (Ctrl-C): units not started are left for a resume.
+    Its message is ``RunEnd.message`` of the interrupted start."""
 
 
 @functools.cache
@@ -183,6 +196,9 @@ def start_run(config: RunConfig, head_start: RunHeadStart | None = None) -> RunP
     if not is_full_sandbox(plan.sandbox):
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
     store = ResultStore(config.output)
+    # Who runs this start: a start left "running" by a process that is gone shows "died".
+    owner = owner_json(RunOwner.of_this_process())
+    store.write_text(config.run_id, f"{OWNER_FOLDER}/{plan.invocation}.json", owner)
     store.write_run_row(config.run_id, plan.invocation, _run_row(plan, "running", 0, None))
     return plan
 
@@ -261,8 +277,9 @@ def finish_run(
 
     The status comes from the rows on disk (``tally``, counted since the last unit
     ended; counted here without it): ``failed`` when the data checks failed,
-    ``incomplete`` when a unit of the matrix has no row or an infrastructure error,
-    ``completed`` otherwise.
+    ``interrupted`` when units are unfinished because the run was asked to stop
+    (``request_stop``), ``incomplete`` when a unit of the matrix has no row or an
+    infrastructure error otherwise, ``completed`` otherwise.
     """
     counted = tally or tally_units(plan)
     end = RunEnd(
@@ -272,10 +289,27 @@ def finish_run(
         errored=counted.errored,
         missing=counted.missing,
     )
+    config = plan.config
     if quality == "failed":
         end = dataclasses.replace(end, status="failed")
+    elif end.unfinished and stop_requested(config.output, config.run_id):
+        end = dataclasses.replace(end, status="interrupted")
     elif end.unfinished:
         end = dataclasses.replace(end, status="incomplete")
     row = _run_row(plan, end.status, failed, dt.datetime.now(dt.UTC), quality, counted.errored)
-    ResultStore(plan.config.output).write_run_row(plan.config.run_id, plan.invocation, row)
+    ResultStore(config.output).write_run_row(config.run_id, plan.invocation, row)
+    clear_stop(config.output, config.run_id)
     return end
+
+
+def landed_units(plan: RunPlan) -> int:
+    """Units of this start's work whose cases row was written since it began: what
+    the progress line counts, whichever process or batch wrote them."""
+    folder = ResultStore(plan.config.output).table_dir(plan.config.run_id, "cases")
+    keys = {f"{unit.key}.parquet" for _, unit in plan.work}
+    since = plan.started_at.timestamp()
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return 0
+    return sum(1 for e in entries if e.name in keys and e.stat().st_mtime >= since)

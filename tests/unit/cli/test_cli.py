@@ -49,7 +49,8 @@ def test_validate_suite_counts_cases(tmp_path: Path) -> None:
 def test_report_of_unknown_run_fails_clearly(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", "nope", "--output", str(tmp_path)])
     assert result.exit_code == 2
-    assert "no results for run 'nope'" in result.output
+    assert "run 'nope': no such run under" in result.output
+    assert "critiquebench list" in result.output
 
 
 def test_quorum_cli_exit_codes(tmp_path: Path) -> None:

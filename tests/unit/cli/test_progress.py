@@ -105,3 +105,17 @@ def test_interval_from_environment(
 ) -> None:
     monkeypatch.setenv(INTERVAL_VARIABLE, raw)
     assert interval_from_environment() == seconds
+
+
+def test_progress_counts_units_landed_elsewhere_and_never_goes_back() -> None:
+    import io
+
+    from critiquebench.progress import UnitProgress
+
+    stream = io.StringIO()
+    with UnitProgress(10, lambda: 0.0, stream=stream, interactive=False) as progress:
+        progress.advance_to(4)  # four rows landed, whatever batch wrote them
+        progress.advance_to(3)
+        assert progress.done == 4
+        progress.advance_to(99)
+        assert progress.done == 10

@@ -70,7 +70,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[RunConfig]:
     """The configs `run` would execute; the flow and the preflight checks are skipped."""
     found: list[RunConfig] = []
     monkeypatch.setattr(cli, "preflight", lambda config: [])
-    monkeypatch.setattr(cli, "_execute", lambda config, cases: found.append(config))
+    monkeypatch.setattr(cli, "_execute", lambda config, cases, *_: found.append(config))
     return found
 
 
@@ -84,7 +84,8 @@ def test_samples_cover_every_field() -> None:
 
 def test_run_options_are_the_fields_with_their_defaults_help_and_choices() -> None:
     options = {p.name: p for p in _run_command().params}
-    assert set(options) - {"like"} == set(RunConfig.model_fields)
+    # --like, and the CI gate and JUnit file: not settings of the experiment.
+    assert set(options) - {"like", "require", "junit"} == set(RunConfig.model_fields)
     for name, info in RunConfig.model_fields.items():
         option = options[name]
         dashed = name.replace("_", "-")
@@ -149,7 +150,7 @@ def test_report_takes_target_and_output_from_the_same_fields(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "--target 1.5: the target is a fraction in (0, 1]" in result.output
     result = runner.invoke(app, ["report", "r", "--output", str(tmp_path)])
-    assert "no results for run 'r'" in result.output and result.exit_code == 2
+    assert "run 'r': no such run under" in result.output and result.exit_code == 2
 
 
 def _earlier_run(tmp_path: Path) -> RunConfig:
@@ -201,8 +202,8 @@ def test_like_an_unknown_run_is_one_line(tmp_path: Path, captured: list[RunConfi
     result = runner.invoke(app, ["run", "--like", "nope", "--output", str(tmp_path)])
     assert result.exit_code == 2
     assert result.output.strip() == (
-        f"error: --like nope: no run 'nope' under {tmp_path} "
-        "(give --output to look in another folder)"
+        f"error: --like nope: no such run under {tmp_path}; `critiquebench list --output "
+        f"{tmp_path}` lists the runs there (give --output to look in another folder)"
     )
 
 
