@@ -46,7 +46,7 @@ WITH valid AS (
                PARTITION BY a.case_id, a.rep ORDER BY a.iteration
                ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
            ) AS tokens,
-           v.halt_reason = 'passed' AS clean
+           v.halt_reason = 'visible_clean' AS clean
     FROM attempts a
     JOIN valid v USING (arm, case_id, rep)
     LEFT JOIN spent s USING (arm, case_id, rep, iteration)

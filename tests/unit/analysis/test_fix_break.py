@@ -22,23 +22,29 @@ def _unit(case: str, arm: str, defects: tuple[int, ...], **extra: object) -> Fak
     return FakeUnit(case, arm, 0, defects, calls=_calls(len(defects)), **extra)  # type: ignore[arg-type]
 
 
+# Every arm on the same four cases, as in a run (the report compares arms over the
+# cases all of them measured).
 UNITS = [
-    _unit("a1", "A", (2,)),
+    *(_unit(f"k{i}", "A", (2,)) for i in range(1, 5)),
     # B, round 1: three failing inputs, two fixed; round 2: one failing input, not fixed.
-    _unit("b1", "B", (2, 0)),
-    _unit("b2", "B", (3, 3, 1)),
-    _unit("b3", "B", (1, 0)),
+    _unit("k1", "B", (2, 0)),
+    _unit("k2", "B", (3, 3, 1)),
+    _unit("k3", "B", (1, 0)),
     # An infrastructure failure is in no statistic, its rounds neither.
-    _unit("b4", "B", (3, 0), error="provider: fixer call failed: 503"),
-    # C, round 1: inputs c1 and c2 pass (c1 broken), c3 and c4 fail (both fixed);
-    # round 2: c1 fails (fixed), c3 passes (broken).
-    _unit("c1", "C", (0, 2, 0)),
-    _unit("c2", "C", (0, 0)),
-    _unit("c3", "C", (1, 0, 1)),
+    _unit("k4", "B", (3, 0), error="provider: fixer call failed: 503"),
+    # C, round 1: inputs k1 and k2 pass (k1 broken), k3 and k4 fail (both fixed);
+    # round 2: k1 fails (fixed), k3 passes (broken).
+    _unit("k1", "C", (0, 2, 0)),
+    _unit("k2", "C", (0, 0)),
+    _unit("k3", "C", (1, 0, 1)),
     # One lint finding and no failed test: failing, since a pass has no defect of any kind.
-    _unit("c4", "C", (1, 0), kinds=("lint",), kind_counts=({"lint": 1}, {})),
+    _unit("k4", "C", (1, 0), kinds=("lint",), kind_counts=({"lint": 1}, {})),
     # Fresh drafts of the resampling arm are no fix rounds.
-    _unit("r1", "R", (2, 1, 0), roles=("actor", "actor", "actor"), halt="visible_clean"),
+    _unit("k1", "R", (2, 1, 0), roles=("actor", "actor", "actor"), halt="visible_clean"),
+    *(
+        _unit(f"k{i}", "R", (1, 1), roles=("actor", "actor"), halt="draw_limit")
+        for i in range(2, 5)
+    ),
 ]
 
 EXPECTED = (

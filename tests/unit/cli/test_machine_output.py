@@ -53,10 +53,13 @@ def test_report_json_is_the_report_json_file(runs: Path) -> None:
 
 def test_compare_json_holds_both_reports(runs: Path) -> None:
     result = runner.invoke(
-        app, ["compare", "whole", "part", "--output", str(runs), "--format", "json"]
+        app,
+        ["compare", "whole", "part", "--output", str(runs), "--format", "json", "--intersect"],
     )
     assert result.exit_code == 0, result.output
-    assert [run["run_id"] for run in json.loads(result.output)["runs"]] == ["whole", "part"]
+    found = json.loads(result.output)
+    assert [run["run_id"] for run in found["runs"]] == ["whole", "part"]
+    assert (found["paired"]["run_a"], found["paired"]["run_b"]) == ("whole", "part")
 
 
 def test_check_json_gives_the_verdict_and_every_expectation(runs: Path) -> None:
