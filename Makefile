@@ -16,7 +16,9 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
 # The slowest tests are listed at the end of every run, so a slow one shows up in CI.
-PYTEST_ARGS ?= --durations=15
+# Four workers on two cores: most tests wait on child processes (a Prefect server, the
+# judge's sandbox, a CLI run), so more workers than cores keep both cores busy.
+PYTEST_ARGS ?= -n 4 --durations=15
 
 .PHONY: venv run test lint bench clean sandbox browser
 

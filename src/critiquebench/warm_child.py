@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -161,20 +162,36 @@ def wait_for_parent() -> bool:
     return bool(sys.stdin.readline())
 
 
-def _exit_with_parent(parent: int) -> None:
+def _exit_with_parent(parent: int, folder: Path) -> None:
     """End this process as soon as ``parent`` is gone (this process is re-parented).
 
     The end of input says the same, but only once the imports and the warm-up are
     done: seconds of CPU, or a minute at a raised ``nice`` on a loaded host, that a
     killed run's child would otherwise go on spending. A thread of its own, watching
-    the parent process rather than the thread that started the child.
+    the parent process rather than the thread that started the child. The private
+    folder goes too: a killed parent cannot remove it.
     """
     while os.getppid() == parent:
         time.sleep(_PARENT_LOOK_S)
+    shutil.rmtree(folder, ignore_errors=True)
     os._exit(1)
 
 
-def _main(folder: Path, modules: list[str]) -> None:
+def _orphaned(parent: int, wait_s: float) -> bool:
+    """Whether ``parent`` is gone, waiting up to ``wait_s`` to see it.
+
+    A dying parent's open files close before its children are re-parented, so the end
+    of input can come a moment before the new parent shows.
+    """
+    deadline = time.monotonic() + wait_s
+    while os.getppid() == parent:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _main(folder: Path, modules: list[str], parent: int) -> None:
     for module in modules:
         importlib.import_module(module)
     if (folder / _WARM_UP).exists():
@@ -182,6 +199,8 @@ def _main(folder: Path, modules: list[str]) -> None:
         with contextlib.suppress(Exception):
             pickle.loads((folder / _WARM_UP).read_bytes())()
     if not sys.stdin.readline():  # the parent went away, or wants nothing after all
+        if _orphaned(parent, _PARENT_LOOK_S):  # then nobody else removes the folder
+            shutil.rmtree(folder, ignore_errors=True)
         return
     function, args, kwargs = pickle.loads((folder / _CALL).read_bytes())
     try:
@@ -192,13 +211,14 @@ def _main(folder: Path, modules: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    _parent = int(os.environ.get(_PARENT_VARIABLE) or os.getppid())
     threading.Thread(
         target=_exit_with_parent,
-        args=(int(os.environ.get(_PARENT_VARIABLE) or os.getppid()),),
+        args=(_parent, Path(sys.argv[1])),
         name="exit-with-parent",
         daemon=True,
     ).start()
-    _main(Path(sys.argv[1]), sys.argv[2:])
+    _main(Path(sys.argv[1]), sys.argv[2:], _parent)
     # The parent waits for this process to end: freeing the objects of the analysis or
     # of Great Expectations one by one (~1 s on a busy machine) would delay it for nothing.
     exit_now(0)

@@ -15,7 +15,10 @@ in the checker may be a short-lived one (the warm-up thread). Here the daemon's 
 the keeper's only thread, so the kernel kills the daemon (SIGKILL) when the keeper dies,
 however it dies; and the keeper is idle in ``select``, so it sees the lifeline close (its
 starter exited, was killed, or closed the checker) or itself orphaned at once and kills
-the daemon, then removes the daemon's socket and status file.
+the daemon, then removes the daemon's socket and status file. A starter that stops the
+daemon itself says ``stop`` on the lifeline first; a lifeline that closes without it means
+the starter died, and then the keeper removes the starter's private folder too (the one
+holding the status file), which a killed starter cannot.
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import sys
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 1.0
+STOP = b"stop\n"
+"""What the starter writes on the lifeline before it closes it to stop the daemon."""
+_REAPED, _STOPPED, _STARTER_DIED = "reaped", "stopped", "starter died"
 
 
 def main(argv: list[str]) -> int:
@@ -50,15 +57,15 @@ def main(argv: list[str]) -> int:
     if pipes is not None:
         for end in pipes:  # the server's now; held here, they would outlive it
             os.close(end)
-    reaped = False
+    ended = _REAPED
     try:
-        reaped = _watch(starter, daemon)
+        ended = _watch(starter, daemon)
     finally:
-        if not reaped:  # never signal a pid already reaped: it may be another's by now
+        if ended != _REAPED:  # never signal a pid already reaped: it may be another's by now
             with contextlib.suppress(ProcessLookupError, ChildProcessError):
                 os.kill(daemon, signal.SIGKILL)
                 os.waitpid(daemon, 0)
-        _clean(served)
+        _clean(served, starter_died=ended == _STARTER_DIED)
     return 0
 
 
@@ -105,31 +112,43 @@ def _run_daemon(keeper: int, args: list[str]) -> None:
         os._exit(code)
 
 
-def _watch(starter: int, daemon: int) -> bool:
-    """Wait for a reason to stop; True if the daemon has ended (and been reaped) already."""
+def _watch(starter: int, daemon: int) -> str:
+    """Wait for a reason to stop: the daemon ended (and was reaped), the starter asked,
+    or the starter died."""
+    said = b""
     while True:
         ready, _, _ = select.select([0], [], [], _POLL_S)
-        if ready and not os.read(0, 512):
-            return False  # the lifeline closed: the starter is done or dead
+        if ready:
+            data = os.read(0, 512)
+            said += data
+            if not data:  # the lifeline closed: the starter is done or dead
+                return _STOPPED if said.endswith(STOP) else _STARTER_DIED
         if os.getppid() != starter:
-            return False  # orphaned (a fork of the starter may still hold the lifeline)
+            return _STARTER_DIED  # orphaned (a fork of the starter may hold the lifeline)
         done, _ = os.waitpid(daemon, os.WNOHANG)
         if done:
-            return True  # the daemon stopped (idle timeout, a crash): nothing left to keep
+            return _REAPED  # the daemon stopped (idle timeout, a crash): nothing left to keep
 
 
-def _clean(args: list[str]) -> None:
+def _clean(args: list[str], *, starter_died: bool) -> None:
     # A killed daemon leaves its socket folder (in the temporary folder) and status file.
     if "--status-file" not in args:
         return
     status = Path(args[args.index("--status-file") + 1])
+    _remove_socket(status)
+    if starter_died:  # the status file is in the starter's private folder: all of it goes
+        shutil.rmtree(status.parent, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            status.unlink()
+
+
+def _remove_socket(status: Path) -> None:
     with contextlib.suppress(OSError, ValueError):
         name = json.loads(status.read_text(encoding="utf-8")).get("connection_name")
         if isinstance(name, str) and name.endswith(".sock"):
             os.unlink(name)
             os.rmdir(os.path.dirname(name))  # mypy's own folder for the socket, now empty
-    with contextlib.suppress(OSError):
-        status.unlink()
 
 
 if __name__ == "__main__":

@@ -185,6 +185,7 @@ _WALL_FACTOR, _WALL_FLOOR_S = 4.0, 120.0  # the wall-clock fence around a CPU-ti
 _CPU_POLL_S = 0.1
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _STOP_WAIT_S = 10.0  # longest the keeper may take to stop the daemon before it is killed
+_KEEPER_STOP = b"stop\n"  # the keeper's STOP (_dmypy_keeper.py, run as a script, not imported)
 _CHAIN_OPERATORS = frozenset(
     ("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", "<", ">", "<=",
      ">=", "==", "!=", ".", ":=", "(", "[", "{")
@@ -857,9 +858,13 @@ class _Daemon:
     def stop(self) -> None:
         if os.getpid() != self.owner:
             return  # a fork of the owner: the daemon is the owner's to stop
-        # Closing the lifeline asks the keeper to kill the daemon and clean up after it.
-        with contextlib.suppress(OSError):
-            if self.process.stdin is not None:
+        # Closing the lifeline asks the keeper to kill the daemon and clean up after it;
+        # "stop" first says this process lives on (a lifeline closed without it means this
+        # process died, and the keeper removes its private folder too).
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.write(_KEEPER_STOP)
+            with contextlib.suppress(OSError):
                 self.process.stdin.close()
         try:
             self.process.wait(timeout=_STOP_WAIT_S)

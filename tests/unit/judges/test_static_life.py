@@ -323,6 +323,7 @@ warm.start()
 warm.join()
 report = checker.check("def f(x: int) -> str:\\n    return x\\n")
 print(report.error, [f.code for f in report.findings], flush=True)
+print(checker._folder, flush=True)
 if sys.argv[2] == "busy":  # killed while the daemon works (seconds of mypyc code)
     checker.check("def g(x: int) -> bool:\\n    return " + " and ".join(["x"] * 6000))
 threading.Event().wait()
@@ -357,7 +358,7 @@ def _read_status(status: Path) -> dict[str, object]:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 @pytest.mark.parametrize("daemon", ["idle", "busy"])
-def test_no_daemon_outlives_a_sigkilled_starter(tmp_path: Path, daemon: str) -> None:
+def test_no_daemon_nor_folder_outlives_a_sigkilled_starter(tmp_path: Path, daemon: str) -> None:
     cache = tmp_path / "cache"
     marker = b"--cache-dir\0" + str(cache).encode()  # only this test's daemon has it
     starter = subprocess.Popen(
@@ -366,13 +367,17 @@ def test_no_daemon_outlives_a_sigkilled_starter(tmp_path: Path, daemon: str) -> 
     try:
         assert starter.stdout is not None
         assert starter.stdout.readline().strip() == "None ['return-value']"
-        assert _marked(marker)  # the daemon runs, and the marker finds it
+        folder = Path(starter.stdout.readline().strip())
+        assert folder.is_dir() and _marked(marker)  # the daemon runs, the marker finds it
         starter.kill()
         starter.wait()
         deadline = time.monotonic() + 60  # a liveness bound, not a timing assertion
         while _marked(marker) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _marked(marker) == []
+        # The checker's private folder (in the temp folder) goes with the daemon: a
+        # killed starter cannot remove it, so its keeper does.
+        assert not folder.exists()
     finally:
         starter.kill()
         starter.wait()

@@ -222,26 +222,35 @@ def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
     assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
 
 
-def test_a_child_still_importing_dies_with_its_killed_parent(tmp_path: Path) -> None:
-    # The child's module takes a minute to import, so the end of its input (which it
-    # reads only after the imports) cannot be what ends it.
+@pytest.mark.parametrize(
+    ("module", "state"), [("slow_module", "importing"), ("json", "waiting for its call")]
+)
+def test_a_child_dies_with_its_killed_parent_and_removes_its_folder(
+    tmp_path: Path, module: str, state: str
+) -> None:
+    # The slow module takes a minute to import, so the end of the child's input (which
+    # it reads only after the imports) cannot be what ends it. A killed parent cannot
+    # remove the child's private folder: the child must (it leaked in the temp folder).
     (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(60)\n", encoding="ascii")
-    pid_file = tmp_path / "child.pid"
+    started = tmp_path / "child.txt"
     parent_code = (
         "import sys, time\n"
         f"sys.path.insert(0, {str(tmp_path)!r})\n"
         "from critiquebench.warm_child import WarmChild\n"
-        "child = WarmChild(['slow_module'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(child._process.pid))\n"
+        f"child = WarmChild([{module!r}])\n"
+        "time.sleep(1)\n"  # the child is under way
+        f"open({str(started)!r}, 'w').write(f'{{child._process.pid}} {{child._path}}')\n"
         "time.sleep(120)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", parent_code])
     try:
         deadline = time.monotonic() + 120
-        while not pid_file.exists() or not pid_file.read_text():
+        while not started.exists() or not started.read_text():
             assert time.monotonic() < deadline, "the parent never started its child"
             time.sleep(0.1)
-        child = int(pid_file.read_text())
+        pid, folder = started.read_text().split(" ", 1)
+        child = int(pid)
+        assert Path(folder).is_dir()
     finally:
         parent.kill()
         parent.wait()
@@ -249,8 +258,9 @@ def test_a_child_still_importing_dies_with_its_killed_parent(tmp_path: Path) -> 
     while _alive(child):
         if time.monotonic() > deadline:
             os.kill(child, signal.SIGKILL)
-            pytest.fail("the warm child outlived its killed parent")
+            pytest.fail(f"the warm child ({state}) outlived its killed parent")
         time.sleep(0.1)
+    assert not Path(folder).exists(), f"the child ({state}) left its folder"
 
 
 def _alive(pid: int) -> bool:
