@@ -18,7 +18,7 @@ RUN_ARGS ?=
 # The slowest tests are listed at the end of every run, so a slow one shows up in CI.
 # Four workers on two cores: most tests wait on child processes (a Prefect server, the
 # judge's sandbox, a CLI run), so more workers than cores keep both cores busy.
-PYTEST_ARGS ?= -n 4 --durations=15
+PYTEST_ARGS ?= -n 2 --durations=15
 
 .PHONY: venv run test lint bench clean sandbox browser
 
