@@ -16,8 +16,10 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
 # The slowest tests are listed at the end of every run, so a slow one shows up in CI.
-# Four workers on two cores: most tests wait on child processes (a Prefect server, the
-# judge's sandbox, a CLI run), so more workers than cores keep both cores busy.
+# Two pytest-xdist workers, one a core: most tests wait on child processes (a Prefect
+# server, the judge's sandbox, a CLI run); four starved each other's Prefect test
+# servers on two cores. A file stays on one worker (--dist loadfile), so its module-
+# scoped runs are built once.
 PYTEST_ARGS ?= -n 2 --durations=15
 
 .PHONY: venv run test lint bench clean sandbox browser
