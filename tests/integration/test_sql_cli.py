@@ -51,9 +51,9 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
     result = runner.invoke(app, ["sql", "--output", str(output)])
     assert result.exit_code == 0, result.output
     statements = [line for line in result.output.splitlines() if line.startswith("CREATE VIEW")]
-    # runs, cases, attempts, calls, transcripts, findings, defects_by_kind and
-    # trigger_decisions
-    assert len(statements) == 8
+    # runs, cases, attempts, calls, transcripts, findings, defects_by_kind,
+    # trigger_decisions and fix_break
+    assert len(statements) == 9
     # The statements work as printed in a fresh DuckDB, as they would in its CLI.
     db = duckdb.connect()
     for statement in statements:

@@ -173,7 +173,7 @@ def test_show_tells_one_units_story_round_by_round(replayed: Path) -> None:
     assert "diff to the previous attempt:" in printed
     assert "-    return None" in printed and "+    return 0" in printed
     assert printed.count("feedback shown to the fixer:") == 2  # none after the last round
-    assert "halt: passed; passed" in printed
+    assert "halt: visible_clean; passed" in printed
 
 
 def test_show_without_an_arm_sets_the_arms_side_by_side(replayed: Path) -> None:
@@ -183,14 +183,14 @@ def test_show_without_an_arm_sets_the_arms_side_by_side(replayed: Path) -> None:
     printed = _show(replayed, "tr-1", row[0])
     header = next(line for line in printed.splitlines() if "arm A" in line)
     assert "arm B" in header  # one column per arm, in one table
-    assert "halt: single_pass" in printed and "halt: passed" in printed
+    assert "halt: single_draft" in printed and "halt: visible_clean" in printed
 
 
 def test_show_lists_units_and_names_what_exists_when_asked_for_what_does_not(
     replayed: Path,
 ) -> None:
     listed = _show(replayed, "tr-1")
-    assert "single_pass" in listed and listed.count("basic/") >= 6
+    assert "single_draft" in listed and listed.count("basic/") >= 6
     result = runner.invoke(app, ["show", "tr-1", "nope", "--output", str(replayed)])
     assert result.exit_code != 0
     assert "no unit case='nope'" in result.output and "arms: A, B" in result.output
