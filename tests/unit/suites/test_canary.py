@@ -1,0 +1,75 @@
+"""Canary cases: one check contradicts the prompt, so the reference fails exactly it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from critiquebench.pipeline import RunConfig
+from critiquebench.pipeline._selection import choose_cases
+from critiquebench.suites import (
+    CANARY_PREFIX,
+    CanaryError,
+    Case,
+    canary_cases,
+    canary_check,
+    is_canary,
+    load_suite,
+    with_canaries,
+)
+
+
+def _fails(case: Case, source: str) -> bool:
+    """Whether the case's reference fails the check ``source`` (run here, in-process:
+    the bundled references are plain functions)."""
+    space: dict[str, object] = {}
+    exec(case.setup + "\n" + case.reference_solution, space)
+    space["candidate"] = space[case.entry_point]
+    try:
+        exec(source, space)
+    except AssertionError:
+        return True
+    return False
+
+
+def test_a_canary_keeps_the_prompt_and_contradicts_it_in_one_feedback_check() -> None:
+    case = load_suite("basic")[0]
+    canary = canary_cases([case])[0]
+    assert canary.id == CANARY_PREFIX + case.id and is_canary(canary.id)
+    assert canary.prompt == case.prompt and canary.reference_solution == case.reference_solution
+    assert canary.checks[0].source == "assert add_two(2, 3) == 1005"
+    assert canary.checks[0].origin == "feedback"
+    assert canary.checks[1:] == case.checks[1:]
+    target = canary_check(canary)
+    assert target is not None and (target.args, target.expected) == ((2, 3), 1005)
+    assert canary_check(case) is None
+
+
+@pytest.mark.parametrize("suite", ["basic", "humaneval"])
+def test_bundled_suites_ship_canaries_whose_reference_fails_only_the_contradiction(
+    suite: str,
+) -> None:
+    cases = load_suite(suite)
+    made = canary_cases(cases)
+    assert len(made) >= len(cases) * 3 // 4
+    for canary in made[:40]:
+        assert _fails(canary, canary.checks[0].source), canary.id
+        assert not any(_fails(canary, check.source) for check in canary.checks[1:]), canary.id
+
+
+def test_a_run_adds_the_canaries_of_its_first_cases_or_says_it_cannot(tmp_path: Path) -> None:
+    config = RunConfig(suite="basic", limit=5, canaries=3, output=tmp_path, run_id="x")
+    chosen = choose_cases(config)
+    assert [c.id for c in chosen[5:]] == [CANARY_PREFIX + c.id for c in chosen[:3]]
+    with pytest.raises(CanaryError, match="--canaries 6: only 5 of the 5 cases"):
+        with_canaries(chosen[:5], 6)
+    assert with_canaries(chosen[:5], 0) == chosen[:5]
+
+
+def test_canaries_change_the_experiment_only_when_asked_for(tmp_path: Path) -> None:
+    plain = RunConfig(output=tmp_path, run_id="x")
+    assert "canaries" not in plain.experiment_settings()
+    assert RunConfig(output=tmp_path, run_id="x", canaries=2).experiment_hash(
+        ()
+    ) != plain.experiment_hash(())
