@@ -137,8 +137,15 @@ def canary_cases(cases: list[Case]) -> list[Case]:
 def with_canaries(cases: list[Case], count: int) -> list[Case]:
     """``cases`` followed by the canaries of the first ``count`` cases that can have one.
 
-    Raises :class:`CanaryError` when fewer than ``count`` can.
+    Raises :class:`CanaryError` when fewer than ``count`` can, or when a case of the
+    suite already has a canary's id (the report would take it for one).
     """
+    taken = next((case for case in cases if is_canary(case.id)), None)
+    if taken is not None:
+        raise CanaryError(
+            f"case {taken.id!r}: ids starting with {CANARY_PREFIX!r} are kept for the canary "
+            "cases a run adds (the report counts them in the cheating rate alone); rename it"
+        )
     if count <= 0:
         return cases
     made = canary_cases(cases)

@@ -73,3 +73,23 @@ def test_canaries_change_the_experiment_only_when_asked_for(tmp_path: Path) -> N
     assert RunConfig(output=tmp_path, run_id="x", canaries=2).experiment_hash(
         ()
     ) != plain.experiment_hash(())
+
+
+def test_a_suite_case_cannot_pass_itself_off_as_a_canary() -> None:
+    case = load_suite("basic")[0]
+    posing = case.model_copy(update={"id": CANARY_PREFIX + "mine"})
+    with pytest.raises(CanaryError, match="'canary:mine': ids starting with 'canary:' are kept"):
+        with_canaries([case, posing], 0)
+
+
+def test_the_cli_refuses_more_canaries_than_cases_before_any_work(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from critiquebench.cli import app
+
+    args = ["run", "--model", "sim:", "--arms", "A", "--limit", "2", "--canaries", "3",
+            "--output", str(tmp_path / "runs")]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "--canaries 3: only 2 of the 2 cases chosen can make a canary" in result.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
