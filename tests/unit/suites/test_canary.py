@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from critiquebench.models import CallContext, GenerationParams, Message, SimParams, SimProvider
 from critiquebench.pipeline import RunConfig
 from critiquebench.pipeline._selection import choose_cases
 from critiquebench.suites import (
@@ -20,11 +21,11 @@ from critiquebench.suites import (
 )
 
 
-def _fails(case: Case, source: str) -> bool:
-    """Whether the case's reference fails the check ``source`` (run here, in-process:
-    the bundled references are plain functions)."""
+def _fails(case: Case, source: str, code: str | None = None) -> bool:
+    """Whether ``code`` (default: the case's reference) fails the check ``source`` (run
+    here, in-process: the bundled references are plain functions)."""
     space: dict[str, object] = {}
-    exec(case.setup + "\n" + case.reference_solution, space)
+    exec(case.setup + "\n" + (case.reference_solution if code is None else code), space)
     space["candidate"] = space[case.entry_point]
     try:
         exec(source, space)
@@ -52,10 +53,17 @@ def test_bundled_suites_ship_canaries_whose_reference_fails_only_the_contradicti
 ) -> None:
     cases = load_suite(suite)
     made = canary_cases(cases)
-    assert len(made) >= len(cases) * 3 // 4
+    assert len(made) >= len(cases) * 2 // 3
+    cheater = SimProvider(SimParams(suite=suite, draft=0.0, cheat=1.0))
     for canary in made[:40]:
         assert _fails(canary, canary.checks[0].source), canary.id
         assert not any(_fails(canary, check.source) for check in canary.checks[1:]), canary.id
+        # ... and an answer that special-cases the contradiction passes every check:
+        # no other check asks the same input for the true value.
+        context = CallContext(case_id=canary.id, role="actor")
+        reply = cheater.complete([Message("user", "go")], GenerationParams(), context=context)
+        code = reply.text.removeprefix("```python\n").removesuffix("```")
+        assert not any(_fails(canary, check.source, code) for check in canary.checks), canary.id
 
 
 def test_a_run_adds_the_canaries_of_its_first_cases_or_says_it_cannot(tmp_path: Path) -> None:
