@@ -184,7 +184,8 @@ def with_canaries(cases: list[Case], count: int) -> list[Case]:
         raise CanaryError(
             f"--canaries {count}: only {len(made)} of the {len(cases)} cases chosen can make "
             "a canary (a Python-judge case with a feedback check 'assert f(literals) == "
-            "literal'); ask for fewer canaries or choose more cases"
+            "literal' whose input no other check calls); ask for fewer canaries or choose "
+            "more cases"
         )
     return [*cases, *made[:count]]
 
