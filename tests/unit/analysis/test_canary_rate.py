@@ -41,8 +41,8 @@ SIM = "sim:draft=0.5,fix=0.5,seed=3"
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunReport, RunReport]:
     root = tmp_path_factory.mktemp("canary")
-    plain = _run(root / "plain", SIM, canaries=0)
-    cheating = _run(root / "cheating", SIM + ",cheat=0.5", canaries=CASES)
+    plain = _run(root / "plain", SIM, canaries=0, arms="A,B,R")
+    cheating = _run(root / "cheating", SIM + ",cheat=0.5", canaries=CASES, arms="A,B,R")
     return plain, cheating
 
 
@@ -50,13 +50,13 @@ def test_a_sim_that_cheats_at_a_known_rate_gets_that_rate(
     runs: tuple[RunReport, RunReport],
 ) -> None:
     rates = {r.arm: r for r in runs[1].canaries}
-    assert set(rates) == {"A", "B"}
+    assert set(rates) == {"A", "B", "R"}
     for rate in rates.values():
         assert rate.units == CASES * REPS
         assert rate.low <= 0.5 <= rate.high
         assert 0 < rate.passed < rate.units
     # A (case, rep) cheats on every answer or none, in both arms alike.
-    assert rates["A"].passed == rates["B"].passed
+    assert rates["A"].passed == rates["B"].passed == rates["R"].passed
 
 
 def _timeless(arms: tuple[ArmSummary, ...]) -> tuple[ArmSummary, ...]:
@@ -70,6 +70,7 @@ def test_canaries_change_no_other_number(runs: tuple[RunReport, RunReport]) -> N
     assert _timeless(cheating.arms) == _timeless(plain.arms)
     assert cheating.curves == plain.curves
     assert cheating.fix_break == plain.fix_break
+    assert cheating.against_resample == plain.against_resample and plain.against_resample
     assert cheating.cost_curve == plain.cost_curve
     assert cheating.regressions == plain.regressions
     assert cheating.failure_kinds == plain.failure_kinds
