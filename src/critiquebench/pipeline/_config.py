@@ -297,8 +297,6 @@ class RunConfig(BaseModel):
     def experiment_settings(self) -> dict[str, Any]:
         """The experiment fields (all but ``EXECUTION_FIELDS``) as plain JSON values."""
         values = self.model_dump(mode="json")
-        if not values["canaries"]:
-            del values["canaries"]  # added later: a run without canaries keeps its old hash
         return {name: values[name] for name in sorted(values) if name not in EXECUTION_FIELDS}
 
     def content_files(self) -> tuple[ContentFile, ...]:

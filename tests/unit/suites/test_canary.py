@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from critiquebench.models import CallContext, GenerationParams, Message, SimParams, SimProvider
 from critiquebench.pipeline import RunConfig
+from critiquebench.pipeline._preflight import experiment_differences, stored_experiment
 from critiquebench.pipeline._selection import choose_cases
 from critiquebench.suites import (
     CANARY_PREFIX,
@@ -75,12 +77,16 @@ def test_a_run_adds_the_canaries_of_its_first_cases_or_says_it_cannot(tmp_path: 
     assert with_canaries(chosen[:5], 0) == chosen[:5]
 
 
-def test_canaries_change_the_experiment_only_when_asked_for(tmp_path: Path) -> None:
-    plain = RunConfig(output=tmp_path, run_id="x")
-    assert "canaries" not in plain.experiment_settings()
-    assert RunConfig(output=tmp_path, run_id="x", canaries=2).experiment_hash(
-        ()
-    ) != plain.experiment_hash(())
+def test_a_run_started_before_canaries_existed_resumes_as_one_without(tmp_path: Path) -> None:
+    config = RunConfig(output=tmp_path, run_id="x")
+    settings = config.experiment_settings()
+    before = {name: value for name, value in settings.items() if name != "canaries"}
+    row = {"config_json": json.dumps(before)}
+    assert experiment_differences(stored_experiment(row), settings) == []
+    with_canaries_now = RunConfig(output=tmp_path, run_id="x", canaries=2)
+    assert experiment_differences(
+        stored_experiment(row), with_canaries_now.experiment_settings()
+    ) == ["canaries: 0 (run) vs 2 (now)"]
 
 
 def test_a_suite_case_cannot_pass_itself_off_as_a_canary() -> None:
