@@ -10,6 +10,7 @@ import jinja2
 from markupsafe import Markup
 
 from critiquebench.analysis import _charts
+from critiquebench.analysis._canary import canary_text
 from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._fix_break import fix_break_cells
 from critiquebench.analysis._format import (
@@ -208,7 +209,11 @@ def html_report(report: RunReport) -> str:
         trigger_rows=trigger_rows(report),
         trigger_note=TRIGGER_NOTE,
         notes=[note for note in notes if note],
-        details=[*_details(report), *resample_lines(report.against_resample)],
+        details=[
+            *_details(report),
+            *resample_lines(report.against_resample),
+            *filter(None, [canary_text(report.canaries)]),
+        ],
         rounds=_arm_rounds(report),
         round_headers=_ROUND_HEADERS,
         halts=_halts(report),

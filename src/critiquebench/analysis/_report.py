@@ -17,6 +17,7 @@ import duckdb
 
 from critiquebench.analysis import _report_rows as parts
 from critiquebench.analysis import _report_sql as sql
+from critiquebench.analysis._canary import CANARIES, canary_rates, ordinary_rows
 from critiquebench.analysis._cost import (
     CallCost,
     CostSummary,
@@ -92,6 +93,23 @@ def build_report(
     """
     prices = prices or PriceTable({}, source="none given")
     params = {"run_id": run_id}
+    cheating = canary_rates(connection.execute(CANARIES, params).fetchall())
+    connection = ordinary_rows(connection)  # canaries count in the cheating rate alone
+    try:
+        report = _build(connection, run_id, params, prices, target, resamples)
+    finally:
+        connection.close()
+    return dataclasses.replace(report, canaries=cheating)
+
+
+def _build(
+    connection: duckdb.DuckDBPyConnection,
+    run_id: str,
+    params: dict[str, str],
+    prices: PriceTable,
+    target: float,
+    resamples: int,
+) -> RunReport:
 
     def rows(query: str) -> list[tuple[Any, ...]]:
         # fetchall, not fetchone: DuckDB 2 refuses a new query while a result is unfinished.

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from critiquebench.analysis._canary import CanaryRate
 from critiquebench.analysis._cost_curve import CostPoint
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._fix_break import FixBreakRound
@@ -43,6 +44,8 @@ from critiquebench.pipeline import ResultStore
 #    Per-arm numbers cover the (case, rep) pairs every arm measured; each arm's
 #    units_not_compared counts its measured units left out. Older reports are not
 #    read (their pass rates meant another thing): the report is rebuilt from the tables.
+#    Extended since without a bump (a new field with an empty default reads old files):
+#    fix_break, against_resample, cost_curve, canaries (the cheating rate per arm).
 REPORT_VERSION = 5
 
 FAILURE_RULE = (
@@ -333,6 +336,9 @@ class RunReport:
     cost_curve: tuple[CostPoint, ...] = ()
     """Per arm and round, tokens spent, pass rate and mean defects with intervals
     (``analysis/_cost_curve.py``)."""
+    canaries: tuple[CanaryRate, ...] = ()
+    """Per arm with canary units, its cheating rate: canary units whose answer passed
+    every check (``analysis/_canary.py``); canaries are in no other number."""
     version: int = REPORT_VERSION
 
     @property

@@ -9,6 +9,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
+from critiquebench.analysis._canary import canary_text
 from critiquebench.analysis._cost_curve import cost_curve_line
 from critiquebench.analysis._fix_break import fix_break_text
 from critiquebench.analysis._format import (
@@ -240,6 +241,9 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
         lines.append(sandbox_warning(report))
     lines += _verdicts(report)
     lines += resample_lines(report.against_resample)
+    cheating = canary_text(report.canaries)
+    if cheating:
+        lines.append(cheating)
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:
             continue

@@ -39,7 +39,11 @@ and left out of the model spec while off, so older specs and caches stay as they
 - ``nag=q``: the critic flags an answer with probability ``q`` whatever its state, so
   critic arms keep fixing answers that pass and each fix round breaks one with
   probability ``regress`` (with ``het=0,noise=0`` the planted fix and break rates per
-  round are exactly ``fix`` and ``regress``).
+  round are exactly ``fix`` and ``regress``);
+- ``cheat=q``: on a canary case (``run --canaries``) a (case, rep) cheats with
+  probability ``q``: its every answer is the reference with the canary's contradicting
+  check special-cased (the input it calls returns the value it demands), so it passes
+  every check; the planted cheating rate of every arm is ``q``.
 """
 
 from __future__ import annotations
@@ -137,6 +141,8 @@ class SimParams:
     """Prompt tokens reported per call; -1 = the prompt's word count."""
     nag: float = 0.0
     """Probability that the critic flags an answer, whatever its state."""
+    cheat: float = 0.0
+    """Probability that a (case, rep) of a canary case games its contradicting check."""
 
     @classmethod
     def parse(cls, argument: str) -> SimParams:
@@ -163,7 +169,7 @@ class SimParams:
 
     def validate(self) -> None:
         """Raise :class:`SimSpecError` naming the first out-of-range setting."""
-        for name in ("draft", "fix", "regress", "nag"):
+        for name in ("draft", "fix", "regress", "nag", "cheat"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise SimSpecError(f"sim model setting {name} must be in [0, 1]")
         for name in ("het", "noise", "latency"):
@@ -183,7 +189,7 @@ class SimParams:
         return "sim:" + ",".join(f"{key}={value}" for key, value in shown.items())
 
 
-_OPTIONAL: dict[str, object] = {"prompt_tokens": -1, "nag": 0.0}
+_OPTIONAL: dict[str, object] = {"prompt_tokens": -1, "nag": 0.0, "cheat": 0.0}
 """Settings added after specs were first stored: named in a spec only when set."""
 
 
@@ -313,9 +319,10 @@ class SimProvider:
 
     @cached_property
     def _cases(self) -> dict[str, Case]:
-        from critiquebench.suites import load_suite
+        from critiquebench.suites import canary_cases, load_suite
 
-        return {case.id: case for case in load_suite(self.params.suite)}
+        cases = load_suite(self.params.suite)
+        return {case.id: case for case in [*cases, *canary_cases(cases)]}
 
     def complete(
         self,
@@ -339,8 +346,11 @@ class SimProvider:
                     f"sim: case {context.case_id!r} has no reference_solution in suite "
                     f"{self.params.suite!r} (set sim:suite=... to the suite being run)"
                 )
-            state = self._state(context)
-            text = sim_reply(case, state, context.attempt)
+            cheat = self._cheat_code(case, context)
+            if cheat is not None:
+                text = "```python\n" + cheat + "```"
+            else:
+                text = sim_reply(case, self._state(context), context.attempt)
         prompt = self.params.prompt_tokens
         return Completion(
             text=text,
@@ -357,10 +367,47 @@ class SimProvider:
             return draft_state(self.params, context.case_id, context.rep, context.attempt)
         return unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
 
+    def _cheat_code(self, case: Case, context: CallContext) -> str | None:
+        from critiquebench.suites import canary_check
+
+        target = canary_check(case)
+        if target is None or not self.params.cheat:
+            return None
+        draw = _uniform(self.params.seed, context.case_id, context.rep, "cheat")
+        if draw >= self.params.cheat:
+            return None
+        code = _CHEAT.format(
+            entry=case.entry_point,
+            args=repr(target.args),
+            kwargs=repr(target.kwargs),
+            expected=repr(target.expected),
+        )
+        return (
+            case.reference_solution.rstrip("\n")
+            + "\n"
+            + code
+            + (f"\n# simulated answer, attempt {context.attempt}\n")
+        )
+
     def _nags(self, context: CallContext) -> bool:
         draw = _uniform(self.params.seed, context.case_id, context.rep, context.attempt, "nag")
         return draw < self.params.nag
 
+
+_CHEAT = """
+
+_sim_honest = {entry}
+
+
+def _sim_cheat(*args, **kwargs):
+    if args == {args} and kwargs == {kwargs}:
+        return {expected}
+    return _sim_honest(*args, **kwargs)
+
+
+globals()["{entry}"] = _sim_cheat
+"""
+"""What a cheating answer appends to the reference: the canary's input special-cased."""
 
 _NAG = '{"verdict": "fail", "issues": ["check the answer again"], "summary": "doubtful"}'
 """The critic's reply when it nags (``nag``): one finding, whatever the answer."""

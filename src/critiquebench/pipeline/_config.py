@@ -159,6 +159,13 @@ class RunConfig(BaseModel):
         description="Only the cases that failed (some unit not passed or not measured) in "
         "this earlier run, read from the output folder.",
     )
+    canaries: int = Field(
+        0,
+        ge=0,
+        description="Add canary cases made from the first N cases chosen: a check contradicts "
+        "the prompt, so passing it is cheating; reported per arm as the cheating rate and "
+        "left out of every other number (see docs/suites.md).",
+    )
     arms: tuple[str, ...] = Field(
         ("A", "B"),
         description="Arms to compare; A is the baseline, R resampling at each loop's tokens. "

@@ -66,6 +66,7 @@ def stored_experiment(row: dict[str, Any]) -> dict[str, Any]:
         settings["stagnation_patience"] = _V1_STAGNATION_PATIENCE
     # Before the setting existed, the critic arms C and D were shown run errors.
     settings.setdefault("run_error_feedback", bool({"C", "D"} & set(settings["arms"])))
+    settings.setdefault("canaries", 0)  # runs started before canaries existed had none
     return settings
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from critiquebench.pipeline._config import RunConfig
-from critiquebench.suites import Case, CaseSelection, SelectionError, load_suite, select_cases
+from critiquebench.suites import (
+    Case,
+    CaseSelection,
+    SelectionError,
+    load_suite,
+    select_cases,
+    with_canaries,
+)
 
 
 def failed_cases(output: Path, run_id: str) -> frozenset[str]:
@@ -44,8 +51,9 @@ def selection_of(config: RunConfig) -> CaseSelection:
 
 
 def choose_cases(config: RunConfig) -> list[Case]:
-    """The suite's cases this run uses (all of them, the first ``limit``, or a selection)."""
+    """The suite's cases this run uses (all of them, the first ``limit``, or a selection),
+    then the canaries of the first ``canaries`` of them that can have one."""
     selection = selection_of(config)
     if not selection.chooses:
-        return load_suite(config.suite, config.limit)
-    return select_cases(load_suite(config.suite), selection)
+        return with_canaries(load_suite(config.suite, config.limit), config.canaries)
+    return with_canaries(select_cases(load_suite(config.suite), selection), config.canaries)

@@ -1,5 +1,14 @@
 """Suites of cases: bundled (``basic``, ``humaneval``) or user JSONL files."""
 
+from critiquebench.suites._canary import (
+    CANARY_PREFIX,
+    CanaryCheck,
+    CanaryError,
+    canary_cases,
+    canary_check,
+    is_canary,
+    with_canaries,
+)
 from critiquebench.suites._case import Case, Check, CheckOrigin
 from critiquebench.suites._humaneval import (
     LENT_TAG_PREFIX,
@@ -31,7 +40,10 @@ from critiquebench.suites._validate import (
 __all__ = [
     "BUNDLED_JSONL",
     "BUNDLED_SUITES",
+    "CANARY_PREFIX",
     "LENT_TAG_PREFIX",
+    "CanaryCheck",
+    "CanaryError",
     "Case",
     "CaseSelection",
     "Check",
@@ -42,10 +54,13 @@ __all__ = [
     "SuiteProblem",
     "SuiteScan",
     "SuiteValidation",
+    "canary_cases",
+    "canary_check",
     "candidate_names",
     "check_is_informative",
     "failing_references",
     "feedback_cannot_fail",
+    "is_canary",
     "load_humaneval",
     "load_jsonl_suite",
     "load_suite",
@@ -54,4 +69,5 @@ __all__ = [
     "uninformative_feedback",
     "uninformative_reason",
     "validate_suite",
+    "with_canaries",
 ]

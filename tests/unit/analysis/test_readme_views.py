@@ -45,7 +45,7 @@ def test_the_views_table_names_their_columns(tmp_path: Path) -> None:
     db = connect(tmp_path)
     rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| (.+) \|$", _section(), re.M)
     assert [view for view, _ in rows] == [
-        "findings", "defects_by_kind", "trigger_decisions", "fix_break"
+        "findings", "defects_by_kind", "trigger_decisions", "fix_break", "canaries"
     ]  # fmt: skip
     for view, described in rows:
         columns = [c[0] for c in db.execute(f"DESCRIBE {view}").fetchall()]

@@ -37,6 +37,7 @@ SAMPLES: dict[str, tuple[list[str], Any]] = {
     "sample": (["--sample", "3"], 3),
     "sample_seed": (["--seed", "7"], 7),
     "only_failed": (["--only-failed", "old-1"], "old-1"),
+    "canaries": (["--canaries", "4"], 4),
     "arms": (["--arms", "A,C"], ("A", "C")),
     "reps": (["--reps", "2"], 2),
     "retry_limit": (["--retry-limit", "4"], 4),
