@@ -774,6 +774,7 @@ def _sql_error(error: Exception) -> str:
 SQL_VIEWS = (
     *("runs", "cases", "attempts", "calls", "transcripts"),
     *("findings", "defects_by_kind", "trigger_decisions", "fix_break", "canaries"),
+    "critic_accuracy",
 )
 """The views ``critiquebench sql`` offers (named here: the CLI does not import DuckDB to
 say so; a test checks them against the views ``connect`` creates)."""

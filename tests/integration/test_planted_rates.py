@@ -136,3 +136,22 @@ def test_resampled_drafts_follow_the_first_drafts_planted_rate() -> None:
     assert first == [unit_states(params, f"c{i}", 0, 1)[0] for i in range(50)]
     assert dataclasses.replace(params, nag=0.5).spec.endswith(",nag=0.5")
     assert "nag" not in params.spec and "prompt_tokens" not in params.spec
+
+
+def test_critic_recall_and_false_alarms_recover_the_planted_rates(tmp_path: Path) -> None:
+    # The sim's critic flags a wrong answer with `recall` and a right one with
+    # `false_alarm`; the report measures both against the judge on first drafts.
+    params = SimParams(draft=0.6, het=0.0, noise=0.0, recall=0.7, false_alarm=0.2, seed=9)
+    report = _run(tmp_path, params, ("A", "C"), reps=3)
+    (critic,) = report.critic_accuracy
+    assert critic.arm == "C"  # arm A has no critic, so no row
+    drafts = [
+        draft_state(params, case.id, rep, 0) for case in load_suite("basic") for rep in range(3)
+    ]
+    assert critic.wrong_drafts == sum(state != "correct" for state in drafts)
+    assert critic.right_drafts == sum(state == "correct" for state in drafts)
+    assert critic.recall_low <= 0.7 <= critic.recall_high
+    assert critic.false_alarm_low <= 0.2 <= critic.false_alarm_high
+    # The rates differ, so the intervals tell a recall from a false alarm.
+    assert critic.false_alarm_high < critic.recall_low
+    assert report.to_json().count('"false_alarms"') == 1

@@ -52,8 +52,8 @@ def test_without_a_query_it_explains_both_interactive_ways_in(output: Path) -> N
     assert result.exit_code == 0, result.output
     statements = [line for line in result.output.splitlines() if line.startswith("CREATE VIEW")]
     # runs, cases, attempts, calls, transcripts, findings, defects_by_kind,
-    # trigger_decisions, fix_break and canaries
-    assert len(statements) == 10
+    # trigger_decisions, fix_break, canaries and critic_accuracy
+    assert len(statements) == 11
     # The statements work as printed in a fresh DuckDB, as they would in its CLI.
     db = duckdb.connect()
     for statement in statements:

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from critiquebench.analysis import _charts
 from critiquebench.analysis._canary import canary_text
+from critiquebench.analysis._critic_accuracy import critic_accuracy_text
 from critiquebench.analysis._figures import report_figures
 from critiquebench.analysis._fix_break import fix_break_cells
 from critiquebench.analysis._format import (
@@ -213,6 +214,7 @@ def html_report(report: RunReport) -> str:
             *_details(report),
             *resample_lines(report.against_resample),
             *filter(None, [canary_text(report.canaries)]),
+            *filter(None, [critic_accuracy_text(report.critic_accuracy)]),
         ],
         rounds=_arm_rounds(report),
         round_headers=_ROUND_HEADERS,

@@ -26,6 +26,7 @@ from critiquebench.analysis._cost import (
     cost_summary,
 )
 from critiquebench.analysis._cost_curve import cost_curve
+from critiquebench.analysis._critic_accuracy import CRITIC_ACCURACY, critic_accuracy
 from critiquebench.analysis._fix_break import FIX_BREAK, fix_break_rounds
 from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
 from critiquebench.analysis._report_types import (
@@ -96,10 +97,11 @@ def build_report(
     cheating = canary_rates(connection.execute(CANARIES, params).fetchall())
     connection = ordinary_rows(connection)  # canaries count in the cheating rate alone
     try:
+        critics = critic_accuracy(connection.execute(CRITIC_ACCURACY, params).fetchall())
         report = _build(connection, run_id, params, prices, target, resamples)
     finally:
         connection.close()
-    return dataclasses.replace(report, canaries=cheating)
+    return dataclasses.replace(report, canaries=cheating, critic_accuracy=critics)
 
 
 def _build(

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis._canary import CanaryRate
 from critiquebench.analysis._cost_curve import CostPoint
+from critiquebench.analysis._critic_accuracy import CriticAccuracy
 from critiquebench.analysis._curve import IterationCurve, TokensPoint
 from critiquebench.analysis._fix_break import FixBreakRound
 from critiquebench.analysis._resample import ResampleComparison
@@ -45,7 +46,8 @@ from critiquebench.pipeline import ResultStore
 #    units_not_compared counts its measured units left out. Older reports are not
 #    read (their pass rates meant another thing): the report is rebuilt from the tables.
 #    Extended since without a bump (a new field with an empty default reads old files):
-#    fix_break, against_resample, cost_curve, canaries (the cheating rate per arm).
+#    fix_break, against_resample, cost_curve, canaries (the cheating rate per arm),
+#    critic_accuracy (each critic arm's recall and false alarms on first drafts).
 REPORT_VERSION = 5
 
 FAILURE_RULE = (
@@ -339,6 +341,9 @@ class RunReport:
     canaries: tuple[CanaryRate, ...] = ()
     """Per arm with canary units, its cheating rate: canary units whose answer passed
     every check (``analysis/_canary.py``); canaries are in no other number."""
+    critic_accuracy: tuple[CriticAccuracy, ...] = ()
+    """Per critic arm, its critic's recall and false-alarm rate on first drafts against
+    the judge (``analysis/_critic_accuracy.py``); empty without a critic arm."""
     version: int = REPORT_VERSION
 
     @property

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from critiquebench.analysis._canary import canary_text
 from critiquebench.analysis._cost_curve import cost_curve_line
+from critiquebench.analysis._critic_accuracy import critic_accuracy_text
 from critiquebench.analysis._fix_break import fix_break_text
 from critiquebench.analysis._format import (
     cost_note,
@@ -241,9 +242,8 @@ def _lines(report: RunReport, quote: Quote) -> list[str]:
         lines.append(sandbox_warning(report))
     lines += _verdicts(report)
     lines += resample_lines(report.against_resample)
-    cheating = canary_text(report.canaries)
-    if cheating:
-        lines.append(cheating)
+    lines += filter(None, [canary_text(report.canaries)])
+    lines += filter(None, [critic_accuracy_text(report.critic_accuracy)])
     for arm, curves in report.curves.items():
         if len(curves.kept.mean_defects) < 2:
             continue

@@ -18,6 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.analysis._canary import VIEWS as CANARY_VIEWS
+from critiquebench.analysis._critic_accuracy import VIEWS as CRITIC_VIEWS
 from critiquebench.analysis._fix_break import VIEWS as ROUND_VIEWS
 from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
 from critiquebench.loop import RENAMED_HALTS
@@ -138,7 +139,8 @@ def define_tables(
 ) -> None:
     """Create ``tables`` over ``files`` as views, or as tables copied in one scan, and
     the view ``findings`` (one row per lint or type finding) over ``attempts``, and
-    ``defects_by_kind``, ``trigger_decisions`` and ``canaries`` over ``cases`` and ``attempts``
+    ``defects_by_kind``, ``trigger_decisions``, ``canaries`` and ``critic_accuracy``
+    over ``cases`` and ``attempts``
     (see ``analysis/_kind_views.py``), and ``fix_break`` over those and ``calls``
     (``analysis/_fix_break.py``).
 
@@ -191,7 +193,7 @@ def _define(
     if "attempts" in tables:
         connection.execute(f"CREATE OR REPLACE VIEW findings AS {FINDINGS_VIEW}")
     if "attempts" in tables and "cases" in tables:
-        for name, query in {**KIND_VIEWS, **CANARY_VIEWS}.items():
+        for name, query in {**KIND_VIEWS, **CANARY_VIEWS, **CRITIC_VIEWS}.items():
             connection.execute(f"CREATE OR REPLACE VIEW {name} AS {query}")
     if {"attempts", "cases", "calls"} <= set(tables):
         for name, query in ROUND_VIEWS.items():
@@ -313,7 +315,7 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
         # One line per statement, so the duckdb CLI (and a reader) can take them one by one.
         lines.append(f"CREATE VIEW findings AS {' '.join(FINDINGS_VIEW.split())};")
     if files["attempts"] and files["cases"]:
-        for name, query in {**KIND_VIEWS, **CANARY_VIEWS}.items():
+        for name, query in {**KIND_VIEWS, **CANARY_VIEWS, **CRITIC_VIEWS}.items():
             lines.append(f"CREATE VIEW {name} AS {' '.join(query.split())};")
     if files["attempts"] and files["cases"] and files["calls"]:
         for name, query in ROUND_VIEWS.items():

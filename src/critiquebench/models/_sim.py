@@ -25,9 +25,10 @@ The planted population reduction of arm B vs arm A is therefore
 (defect counts per buggy answer are the same in both arms and cancel), computed
 exactly by :func:`true_reduction`. Every draw is a hash of (seed, case, rep,
 round), so answers are deterministic, cacheable, equal across arms for the same
-(case, rep) and different across reps. The critic role always answers NO_DEFECTS.
+(case, rep) and different across reps. The critic answers NO_DEFECTS unless one of
+the critic settings below is set; the reviewers of a quorum always abstain.
 
-Three settings serve the resampling arm and the fix/break rates (all off by default,
+The settings below serve the resampling arm and the fix/break rates (all off by default,
 and left out of the model spec while off, so older specs and caches stay as they were):
 
 - an actor call after the first (``attempt = k > 0``: the resampling arm's fresh
@@ -36,10 +37,14 @@ and left out of the model spec while off, so older specs and caches stay as they
   with probability ``b^k`` (:func:`true_resample_reduction`);
 - ``prompt_tokens=N`` reports ``N`` prompt tokens per call instead of the prompt's
   word count, so every call costs the same and a token budget is a number of calls;
-- ``nag=q``: the critic flags an answer with probability ``q`` whatever its state, so
-  critic arms keep fixing answers that pass and each fix round breaks one with
-  probability ``regress`` (with ``het=0,noise=0`` the planted fix and break rates per
-  round are exactly ``fix`` and ``regress``);
+- ``recall=q`` and ``false_alarm=f``: the critic flags an answer that is not correct
+  (buggy, broken, or gaming a canary) with probability ``q`` and a correct one with
+  probability ``f``, each review drawn on its own, so critic arms can be rehearsed
+  and the report's measured critic recall and false-alarm rate checked against them;
+- ``nag=q``: the critic flags an answer with probability ``q`` whatever its state (the
+  same as ``recall=q,false_alarm=q``), so critic arms keep fixing answers that pass and
+  each fix round breaks one with probability ``regress`` (with ``het=0,noise=0`` the
+  planted fix and break rates per round are exactly ``fix`` and ``regress``);
 - ``cheat=q``: on a canary case (``run --canaries``) a (case, rep) cheats with
   probability ``q``: its every answer is the reference with the canary's contradicting
   check special-cased (the input it calls returns the value it demands), so it passes
@@ -74,7 +79,8 @@ from critiquebench.models._provider import (
 State = Literal["correct", "buggy", "broken"]
 
 SIM_SPEC_HELP = (
-    "sim[:draft=0.7,fix=0.6,het=0.5,noise=0.1,regress=0.05,tokens=200,latency=0,seed=0,suite=basic]"
+    "sim[:draft=0.7,fix=0.6,het=0.5,noise=0.1,regress=0.05,tokens=200,latency=0,seed=0,"
+    "suite=basic,recall=0,false_alarm=0]"
 )
 
 _WRONG = """
@@ -143,6 +149,10 @@ class SimParams:
     """Probability that the critic flags an answer, whatever its state."""
     cheat: float = 0.0
     """Probability that a (case, rep) of a canary case games its contradicting check."""
+    recall: float = 0.0
+    """Probability that the critic flags an answer that is not correct."""
+    false_alarm: float = 0.0
+    """Probability that the critic flags a correct answer."""
 
     @classmethod
     def parse(cls, argument: str) -> SimParams:
@@ -169,9 +179,14 @@ class SimParams:
 
     def validate(self) -> None:
         """Raise :class:`SimSpecError` naming the first out-of-range setting."""
-        for name in ("draft", "fix", "regress", "nag", "cheat"):
+        for name in ("draft", "fix", "regress", "nag", "cheat", "recall", "false_alarm"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise SimSpecError(f"sim model setting {name} must be in [0, 1]")
+        if self.nag and (self.recall or self.false_alarm):
+            raise SimSpecError(
+                "sim model settings nag and recall/false_alarm contradict: nag=q is "
+                "recall=q,false_alarm=q; set one or the other"
+            )
         for name in ("het", "noise", "latency"):
             if getattr(self, name) < 0:
                 raise SimSpecError(f"sim model setting {name} must be >= 0")
@@ -189,7 +204,13 @@ class SimParams:
         return "sim:" + ",".join(f"{key}={value}" for key, value in shown.items())
 
 
-_OPTIONAL: dict[str, object] = {"prompt_tokens": -1, "nag": 0.0, "cheat": 0.0}
+_OPTIONAL: dict[str, object] = {
+    "prompt_tokens": -1,
+    "nag": 0.0,
+    "cheat": 0.0,
+    "recall": 0.0,
+    "false_alarm": 0.0,
+}
 """Settings added after specs were first stored: named in a spec only when set."""
 
 
@@ -336,7 +357,7 @@ class SimProvider:
         if self.params.latency:
             time.sleep(self.params.latency)
         if context.role == "critic":
-            text = "NO_DEFECTS" if not self._nags(context) else _NAG
+            text = _FLAG if self._flags(context) else "NO_DEFECTS"
         elif context.role == "reviewer":
             text = "```verdict\nagent: reviewer\n```"  # votes on nothing: abstains
         else:
@@ -389,9 +410,28 @@ class SimProvider:
             + (f"\n# simulated answer, attempt {context.attempt}\n")
         )
 
-    def _nags(self, context: CallContext) -> bool:
-        draw = _uniform(self.params.seed, context.case_id, context.rep, context.attempt, "nag")
-        return draw < self.params.nag
+    def _flags(self, context: CallContext) -> bool:
+        """Whether the critic flags the answer of ``context.attempt`` (module docstring)."""
+        params = self.params
+        if params.nag:
+            chance = params.nag
+        elif params.recall or params.false_alarm:
+            chance = params.recall if self._reviews_a_wrong_answer(context) else params.false_alarm
+        else:
+            return False
+        # One draw per review, shared by every setting, so nag=q flags exactly the
+        # reviews it flagged before recall and false_alarm existed.
+        draw = _uniform(params.seed, context.case_id, context.rep, context.attempt, "nag")
+        return draw < chance
+
+    def _reviews_a_wrong_answer(self, context: CallContext) -> bool:
+        # The critic reviews attempt k: the first draft for k = 0, else the k-th fix
+        # round's answer; a canary's cheating answer is wrong whatever its checks say.
+        case = self._cases.get(context.case_id)
+        if case is not None and self._cheat_code(case, context) is not None:
+            return True
+        states = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)
+        return states[-1] != "correct"
 
 
 _CHEAT = """
@@ -409,5 +449,5 @@ globals()["{entry}"] = _sim_cheat
 """
 """What a cheating answer appends to the reference: the canary's input special-cased."""
 
-_NAG = '{"verdict": "fail", "issues": ["check the answer again"], "summary": "doubtful"}'
-"""The critic's reply when it nags (``nag``): one finding, whatever the answer."""
+_FLAG = '{"verdict": "fail", "issues": ["check the answer again"], "summary": "doubtful"}'
+"""The critic's reply when it flags an answer: one finding, whatever the answer."""

@@ -45,7 +45,8 @@ def test_the_views_table_names_their_columns(tmp_path: Path) -> None:
     db = connect(tmp_path)
     rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| (.+) \|$", _section(), re.M)
     assert [view for view, _ in rows] == [
-        "findings", "defects_by_kind", "trigger_decisions", "fix_break", "canaries"
+        "findings", "defects_by_kind", "trigger_decisions", "fix_break", "critic_accuracy",
+        "canaries",
     ]  # fmt: skip
     for view, described in rows:
         columns = [c[0] for c in db.execute(f"DESCRIBE {view}").fetchall()]
@@ -58,9 +59,11 @@ def test_sql_help_names_every_view_connect_creates(tmp_path: Path) -> None:
     from critiquebench.cli import SQL_VIEWS, app
 
     write_run(tmp_path, "mixed", MIXED)
-    made = connect(tmp_path).execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'"
-    ).fetchall()
+    made = (
+        connect(tmp_path)
+        .execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'")
+        .fetchall()
+    )
     assert sorted(SQL_VIEWS) == sorted(name for (name,) in made)
     helped = CliRunner().invoke(app, ["sql", "--help"], env={"COLUMNS": "200"})
     assert ", ".join(SQL_VIEWS) in " ".join(helped.output.split())

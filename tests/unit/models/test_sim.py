@@ -102,3 +102,42 @@ def test_true_reduction_matches_a_monte_carlo_of_the_generative_model() -> None:
     assert true_reduction(params, 3) == pytest.approx(monte_carlo, abs=0.003)
     # Heterogeneity matters: hard cases are buggier and harder to fix.
     assert true_reduction(params, 3) < true_reduction(dataclasses.replace(params, het=0.0), 3)
+
+
+def _critic_flags(provider: SimProvider, case_id: str, rep: int, attempt: int) -> bool:
+    return _answer(provider, case_id, rep, attempt, role="critic") != "NO_DEFECTS"
+
+
+def test_the_critic_flags_wrong_and_right_answers_at_the_planted_rates() -> None:
+    params = SimParams(draft=0.5, fix=0.5, het=0.0, noise=0.0, recall=0.8, false_alarm=0.1)
+    provider = SimProvider(params)
+    counts = {True: [0, 0], False: [0, 0]}  # wrong?: [flagged, reviews]
+    for case in load_suite("basic"):
+        for rep in range(10):
+            for attempt in range(3):
+                wrong = unit_states(params, case.id, rep, attempt + 1)[-1] != "correct"
+                counts[wrong][0] += _critic_flags(provider, case.id, rep, attempt)
+                counts[wrong][1] += 1
+    for wrong, planted in ((True, 0.8), (False, 0.1)):
+        flagged, reviews = counts[wrong]
+        assert reviews > 300
+        assert abs(flagged / reviews - planted) < 4 * (planted * (1 - planted) / reviews) ** 0.5
+
+
+def test_without_critic_settings_the_critic_never_flags_and_nag_is_both_rates() -> None:
+    case = "basic/001_add_two"
+    silent = SimProvider(SimParams(draft=0.5))
+    assert not any(_critic_flags(silent, case, rep, 0) for rep in range(40))
+    # nag=q flags the same reviews as recall=q,false_alarm=q: one draw per review.
+    nag = SimProvider(SimParams(draft=0.5, nag=0.4))
+    both = SimProvider(SimParams(draft=0.5, recall=0.4, false_alarm=0.4))
+    reviews = [(rep, attempt) for rep in range(40) for attempt in range(3)]
+    assert [_critic_flags(nag, case, r, a) for r, a in reviews] == [
+        _critic_flags(both, case, r, a) for r, a in reviews
+    ]
+    with pytest.raises(SimSpecError, match="nag and recall/false_alarm contradict"):
+        SimParams.parse("nag=0.4,recall=0.5")
+    with pytest.raises(SimSpecError, match="false_alarm must be in"):
+        SimParams.parse("false_alarm=1.5")
+    # Unset, the new settings stay out of the spec (older caches keep their keys).
+    assert "recall" not in SimParams().spec and "recall=0.5" in SimParams(recall=0.5).spec
