@@ -443,9 +443,9 @@ def _design_ahead(config: RunConfig, cases: list[Case]) -> Future[DesignNote | N
     from functools import partial
 
     from critiquebench._background import in_thread
-    from critiquebench._cli._design import design_note
+    from critiquebench._cli._design import compared_cases, design_note
 
-    n_cases = len({case.id for case in cases})
+    n_cases = compared_cases(cases)
     work = partial(design_note, n_cases, config.reps, config.retry_limit, config.target)
     return in_thread(work, "design-power", daemon=True)
 

@@ -3,7 +3,12 @@ for the run's cases, reps and fix rounds, said before it starts and with its ver
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from critiquebench.suites import Case
 
 DECIDING_POWER = 0.8
 """A design decides when a true effect above the target is called met this often."""
@@ -32,6 +37,14 @@ class DesignNote:
             f"{self.effect:.2f} --target {self.target:g} --reps {self.reps}` finds the cases "
             "needed): the verdict is likely inconclusive"
         )
+
+
+def compared_cases(cases: Iterable[Case]) -> int:
+    """The distinct cases whose units the verdict compares: canaries are in no verdict
+    (they give the cheating rate alone), so they add nothing to the design's power."""
+    from critiquebench.suites import CANARY_PREFIX
+
+    return len({case.id for case in cases if not case.id.startswith(CANARY_PREFIX)})
 
 
 def design_note(n_cases: int, reps: int, retry_limit: int, target: float) -> DesignNote | None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench._cli._design import DECIDING_POWER, design_note
+from critiquebench._cli._design import DECIDING_POWER, compared_cases, design_note
 from critiquebench.models import ModelSpecError
 from critiquebench.pipeline import RunConfig, check_model, run_unit, start_run
+from critiquebench.suites import canary_cases, load_suite
 
 
 def _config(tmp_path: Path, suite: str, model: str) -> RunConfig:
@@ -49,3 +50,12 @@ def test_a_design_too_small_to_decide_says_so() -> None:
     assert line.startswith("design: 5 case(s) x 1 rep(s) would call a true 90% reduction")
     assert "critiquebench power --effect 0.90 --target 0.8 --reps 1" in line
     assert design_note(n_cases=160, reps=3, retry_limit=2, target=0.8) is None
+
+
+def test_the_design_counts_the_compared_cases_not_the_canaries() -> None:
+    # A run of basic with 10 canaries judged 54 distinct case ids; its verdicts compare
+    # 44 (the note said 54, overstating the design's power).
+    cases = load_suite("basic")
+    canaries = canary_cases(cases)[:10]
+    assert len(canaries) == 10
+    assert compared_cases([*cases, *canaries]) == len(cases) == 44
