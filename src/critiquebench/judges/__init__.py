@@ -21,8 +21,6 @@ from critiquebench.judges._plain import (
     markdown_fence,
     markdown_text,
 )
-from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks, trusted_code
-from critiquebench.judges._python import DEFAULT_STATIC, PythonJudge, SandboxLimits, probe_sandbox
 from critiquebench.judges._registry import (
     DEFAULT_JUDGE,
     ENTRY_POINT_GROUP,
@@ -35,7 +33,17 @@ from critiquebench.judges._registry import (
     judge_factory,
     judge_names,
 )
-from critiquebench.judges._sandbox import (
+from critiquebench.judges.python import (
+    DEFAULT_STATIC,
+    PlannedCheck,
+    PythonJudge,
+    SandboxLimits,
+    plan_check,
+    plan_checks,
+    probe_sandbox,
+    trusted_code,
+)
+from critiquebench.judges.sandbox import (
     FALLBACK_AS_ROOT,
     SANDBOX_VARIABLE,
     SandboxMode,
@@ -43,7 +51,7 @@ from critiquebench.judges._sandbox import (
     fallback_refusal,
     is_full_sandbox,
 )
-from critiquebench.judges._static import (
+from critiquebench.judges.static import (
     MYPY_FLAGS,
     RUFF_IGNORED,
     RUFF_RULES,

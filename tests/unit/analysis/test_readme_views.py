@@ -58,9 +58,11 @@ def test_sql_help_names_every_view_connect_creates(tmp_path: Path) -> None:
     from critiquebench.cli import SQL_VIEWS, app
 
     write_run(tmp_path, "mixed", MIXED)
-    made = connect(tmp_path).execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'"
-    ).fetchall()
+    made = (
+        connect(tmp_path)
+        .execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'")
+        .fetchall()
+    )
     assert sorted(SQL_VIEWS) == sorted(name for (name,) in made)
     helped = CliRunner().invoke(app, ["sql", "--help"], env={"COLUMNS": "200"})
     assert ", ".join(SQL_VIEWS) in " ".join(helped.output.split())

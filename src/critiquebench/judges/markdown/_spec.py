@@ -5,8 +5,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from critiquebench.judges._markdown._checks import CHECKS
-from critiquebench.judges._markdown._code import PARSERS, canonical
+from critiquebench.judges.markdown._checks import CHECKS
+from critiquebench.judges.markdown._code import PARSERS, canonical
 from critiquebench.suites import Case, Check
 
 DATA_KEYS = ("files", "headings", "words")

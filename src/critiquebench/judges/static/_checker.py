@@ -64,14 +64,14 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench._ast_turns import TooComplex, parse
-from critiquebench.judges._calibration import (
+from critiquebench.judges._failure import Failure, FailureKind
+from critiquebench.judges.static._calibration import (
     returning_functions,
     unproven_invariant,
     without_task_findings,
 )
-from critiquebench.judges._evasion import evasion_findings
-from critiquebench.judges._failure import Failure, FailureKind
-from critiquebench.judges._ruff_server import RuffServer, RuffServerError, unhinted
+from critiquebench.judges.static._evasion import evasion_findings
+from critiquebench.judges.static._ruff_server import RuffServer, RuffServerError, unhinted
 from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
 
 if TYPE_CHECKING:
-    from critiquebench.judges._plan import PlannedCheck
-    from critiquebench.judges._python import SandboxLimits
+    from critiquebench.judges.python._judge import SandboxLimits
+    from critiquebench.judges.python._plan import PlannedCheck
     from critiquebench.suites import Case
 
 

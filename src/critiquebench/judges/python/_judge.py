@@ -8,13 +8,13 @@ import threading
 import time
 from dataclasses import dataclass, replace
 
-from critiquebench.judges._attempt import attempt_request, judge_attempt
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
-from critiquebench.judges._interpret import Interpretation, interpret
-from critiquebench.judges._plan import PlannedCheck, plan_checks, trusted_code
 from critiquebench.judges._proof import infrastructure_result, owned_failure
-from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
-from critiquebench.judges._static import StaticChecker, StaticSettings
+from critiquebench.judges.python._interpret import Interpretation, interpret
+from critiquebench.judges.python._plan import PlannedCheck, plan_checks, trusted_code
+from critiquebench.judges.sandbox._attempt import attempt_request, judge_attempt
+from critiquebench.judges.sandbox._pool import LazySandbox, Sandbox, SandboxUnavailable
+from critiquebench.judges.static._checker import StaticChecker, StaticSettings
 from critiquebench.suites import Case, Check
 
 

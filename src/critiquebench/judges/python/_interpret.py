@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from critiquebench.judges._failure import Failure, FailureKind
 from critiquebench.judges._plain import MalformedValue, clean_text, decode, parse_json_line
-from critiquebench.judges._plan import PlannedCheck
-from critiquebench.judges._sandbox import RawAttempt
+from critiquebench.judges.python._plan import PlannedCheck
+from critiquebench.judges.sandbox._pool import RawAttempt
 
 if TYPE_CHECKING:
-    from critiquebench.judges._python import SandboxLimits
+    from critiquebench.judges.python._judge import SandboxLimits
 
 
 @dataclass(frozen=True)

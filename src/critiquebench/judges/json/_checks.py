@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any
 
 from critiquebench.judges._failure import Failure
-from critiquebench.judges._json_pointer import (
+from critiquebench.judges.json._pointer import (
     WILDCARD,
     PointerError,
     matches,

@@ -15,19 +15,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.judges._attempt import attempt_request, judge_attempt
 from critiquebench.judges._failure import FailureKind
-from critiquebench.judges._interpret import read_events, stalled, unfinished_failure
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
-from critiquebench.judges._plan import CandidateCall, PlannedCheck
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
-from critiquebench.judges._sql_spec import SqlCheckSpec
+from critiquebench.judges.python._interpret import read_events, stalled, unfinished_failure
+from critiquebench.judges.python._plan import CandidateCall, PlannedCheck
+from critiquebench.judges.sandbox._attempt import attempt_request, judge_attempt
+from critiquebench.judges.sandbox._pool import (
+    RawAttempt,
+    Sandbox,
+    SandboxExtras,
+    SandboxUnavailable,
+)
+from critiquebench.judges.sql._spec import SqlCheckSpec
 from critiquebench.suites import Case, Check
 
 if TYPE_CHECKING:
-    from critiquebench.judges._python import SandboxLimits
+    from critiquebench.judges.python._judge import SandboxLimits
 
-HARNESS_SOURCE = Path(__file__).with_name("_sql_harness.py")
+HARNESS_SOURCE = Path(__file__).with_name("_harness.py")
 HARNESS_ENTRY = "sql_check"
 
 
