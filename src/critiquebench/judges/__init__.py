@@ -37,7 +37,6 @@ from critiquebench.judges.python import (
     DEFAULT_STATIC,
     PlannedCheck,
     PythonJudge,
-    SandboxLimits,
     plan_check,
     plan_checks,
     probe_sandbox,
@@ -46,6 +45,7 @@ from critiquebench.judges.python import (
 from critiquebench.judges.sandbox import (
     FALLBACK_AS_ROOT,
     SANDBOX_VARIABLE,
+    SandboxLimits,
     SandboxMode,
     detect_mode,
     fallback_refusal,

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from critiquebench.judges.python._interpret import read_events, stalled, unfinished_failure
-from critiquebench.judges.python._judge import SandboxLimits
 from critiquebench.judges.python._plan import plan_checks
+from critiquebench.judges.sandbox import SandboxLimits, read_events, stalled, unfinished_failure
 from critiquebench.judges.sandbox._attempt import attempt_request, judge_attempt
 from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxMode, SandboxUnavailable
 from tests.helpers import make_case

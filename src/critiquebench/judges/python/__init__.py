@@ -5,7 +5,6 @@ sandbox, read back as hostile bytes (``_interpret``), then ruff and mypy (``judg
 from critiquebench.judges.python._judge import (
     DEFAULT_STATIC,
     PythonJudge,
-    SandboxLimits,
     probe_sandbox,
 )
 from critiquebench.judges.python._plan import PlannedCheck, plan_check, plan_checks, trusted_code
@@ -14,7 +13,6 @@ __all__ = [
     "DEFAULT_STATIC",
     "PlannedCheck",
     "PythonJudge",
-    "SandboxLimits",
     "plan_check",
     "plan_checks",
     "probe_sandbox",

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 from critiquebench.judges._artifact import ArtifactFormat
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
-from critiquebench.judges.python._judge import SandboxLimits
-from critiquebench.judges.sandbox._pool import LazySandbox, Sandbox
+from critiquebench.judges.sandbox import Sandbox, SandboxedJudge, SandboxLimits
 from critiquebench.judges.sql._compare import RowDifference, compare_rows
 from critiquebench.judges.sql._run import AttemptRun, CheckRun, duckdb_extras, run_checks
 from critiquebench.judges.sql._spec import SqlCheckSpec, case_problems
@@ -60,7 +59,7 @@ SQL_FORMAT = SqlFormat(
 )
 
 
-class SqlJudge:
+class SqlJudge(SandboxedJudge):
     """Counts the defects of a DuckDB query against every check of a sql case.
 
     Never raises: the query's problems are ``sql`` failures, the judge's own
@@ -80,19 +79,9 @@ class SqlJudge:
         max_defects_per_check: int = 5,
         max_rows: int = 1000,
     ) -> None:
-        self.limits = limits or SandboxLimits()
+        super().__init__(limits, sandbox, duckdb_extras)  # DuckDB is visible inside its pool
         self.max_defects_per_check = max_defects_per_check
         self.max_rows = max_rows
-        self._pool = LazySandbox(sandbox, duckdb_extras)
-
-    @property
-    def sandbox(self) -> Sandbox:
-        """The worker pool, started on first use with DuckDB visible inside it."""
-        return self._pool.get()
-
-    def describe(self) -> str:
-        """The fences this judge applies, in words."""
-        return self._pool.describe()
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of the query ``artifact`` against every check of ``case``."""
@@ -121,13 +110,9 @@ class SqlJudge:
             defects = self._check_failures(check, run)
             failures += defects
             passed += not defects
-        pool = self._pool.started  # a query judged before it ran starts no workers
+        pool = self.started_sandbox  # a query judged before it ran starts no workers
         note = pool.description if pool is not None else ""
         return _result(case, failures, started, None, passed, note)
-
-    def close(self) -> None:
-        """Stop the sandbox workers (they also stop with this process)."""
-        self._pool.close()
 
     def fresh(self) -> SqlJudge:
         """A judge for a proof (``judges/_proof.py``): the same settings, new workers."""

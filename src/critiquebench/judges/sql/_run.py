@@ -13,24 +13,26 @@ import importlib.util
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from critiquebench.judges._failure import FailureKind
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
-from critiquebench.judges.python._interpret import read_events, stalled, unfinished_failure
-from critiquebench.judges.python._plan import CandidateCall, PlannedCheck
-from critiquebench.judges.sandbox._attempt import attempt_request, judge_attempt
-from critiquebench.judges.sandbox._pool import (
+from critiquebench.judges.sandbox import (
+    CandidateCall,
     RawAttempt,
     Sandbox,
     SandboxExtras,
+    SandboxLimits,
     SandboxUnavailable,
+    ValueCheck,
+    attempt_request,
+    judge_attempt,
+    read_events,
+    stalled,
+    unfinished_failure,
 )
 from critiquebench.judges.sql._spec import SqlCheckSpec
 from critiquebench.suites import Case, Check
-
-if TYPE_CHECKING:
-    from critiquebench.judges.python._judge import SandboxLimits
 
 HARNESS_SOURCE = Path(__file__).with_name("_harness.py")
 HARNESS_ENTRY = "sql_check"
@@ -86,11 +88,7 @@ def run_checks(
     chars = max(10_000, limits.results_bytes // (2 * max(1, len(case.checks))))
     location = sandbox.mode.extras.import_path
     plans = [
-        PlannedCheck(
-            check,
-            "value",
-            (CandidateCall((_job(case, check, query, location, limits, max_rows, chars),)),),
-        )
+        ValueCheck((CandidateCall((_job(case, check, query, location, limits, max_rows, chars),)),))
         for check in case.checks
     ]
     # Every check may use its whole CPU limit; the attempt's CPU budget allows for that.
