@@ -1,6 +1,7 @@
 """Deterministic, tool-grounded judges that count an artifact's defects."""
 
 from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
+from critiquebench.judges._case import Case, Check, CheckOrigin
 from critiquebench.judges._failure import (
     ARTIFACT_KINDS,
     COUNT_BOUND,
@@ -78,6 +79,9 @@ __all__ = [
     "STATIC_KINDS",
     "TEST_KINDS",
     "ArtifactFormat",
+    "Case",
+    "Check",
+    "CheckOrigin",
     "Failure",
     "FailureKind",
     "Judge",

@@ -31,7 +31,7 @@ from critiquebench.judges._failure import JudgeResult
 from critiquebench.judges._proof import ProofDoor
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 ENTRY_POINT_GROUP = "critiquebench.judges"
 """The entry-point group judges are registered in."""

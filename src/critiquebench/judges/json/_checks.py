@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from critiquebench.judges._case import Check
 from critiquebench.judges._failure import Failure
 from critiquebench.judges.json._pointer import (
     WILDCARD,
@@ -29,7 +30,6 @@ from critiquebench.judges.json._pointer import (
     parse_pointer,
     resolve,
 )
-from critiquebench.suites import Check
 
 MAX_MATCHES = 2000
 """Most locations a wildcard pointer is followed to; the rest are not checked."""

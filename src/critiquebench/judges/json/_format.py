@@ -16,7 +16,7 @@ from critiquebench.judges.json._checks import EqualsSpec, SpecError, parse_spec
 from critiquebench.judges.json._pointer import parse_pointer
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 JSON_SYSTEM = (
     "You write JSON documents. Reply with exactly one ```json code block that holds one "

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges.json._checks import (
     CheckSpec,
@@ -42,7 +43,6 @@ from critiquebench.judges.json._checks import (
 from critiquebench.judges.json._format import JSON_FORMAT
 from critiquebench.judges.json._pointer import format_pointer
 from critiquebench.judges.json._schema import schema_problems, violations
-from critiquebench.suites import Case, Check
 
 MAX_ARTIFACT_CHARS = 200_000
 """Longest document judged; a longer one is a ``too_large`` defect."""

@@ -11,7 +11,7 @@ from critiquebench.judges._artifact import MAX_REPLY_CHARS, ArtifactFormat, stri
 from critiquebench.judges.markdown._code import PARSERS, canonical
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 _WRAPPERS = ("markdown", "md")
 

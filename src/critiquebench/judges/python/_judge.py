@@ -8,6 +8,7 @@ import threading
 import time
 from dataclasses import replace
 
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges._proof import infrastructure_result, owned_failure
 from critiquebench.judges.python._interpret import Interpretation, interpret
@@ -21,7 +22,6 @@ from critiquebench.judges.sandbox import (
     judge_attempt,
 )
 from critiquebench.judges.static import StaticChecker, StaticSettings
-from critiquebench.suites import Case, Check
 
 _REFERENCE_CHECK_S = 10.0
 """CPU-seconds one check of a reference solution may take while it is being timed."""
@@ -30,7 +30,7 @@ _IDENTITY_ENTRIES = 4096
 """Most check tuples whose plans are found by identity (the rest by content)."""
 
 DEFAULT_STATIC = StaticSettings()
-"""ruff and mypy with the documented rule sets (see ``judges/_static.py``)."""
+"""ruff and mypy with the documented rule sets (see ``judges/static/_checker.py``)."""
 
 
 class PythonJudge(SandboxedJudge):

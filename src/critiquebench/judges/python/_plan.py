@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from critiquebench._ast_turns import compile_expression, parse
+from critiquebench.judges._case import Check
 from critiquebench.judges._plain import describe_value, encode_argument
 from critiquebench.judges.sandbox import CandidateCall, ValueCheck
-from critiquebench.suites import Check
 
 CheckMode = Literal["value", "inside"]
 

@@ -17,7 +17,7 @@ from critiquebench.judges.sandbox._limits import SandboxLimits
 from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 
 class CheckRequest(Protocol):

@@ -2,9 +2,9 @@
 
 Each check runs the query on a fresh in-memory database built from the case's
 ``judge_data.schema`` and the check's ``data``, inside the project's sandbox, with
-DuckDB's file access, extensions and settings locked (``_sql_harness.py``). The
+DuckDB's file access, extensions and settings locked (``_harness.py``). The
 parent compares the returned rows with the check's ``expected`` rows
-(``_sql_compare.py``). Defects have kind ``sql`` and a code: ``error``, ``timeout``
+(``_compare.py``). Defects have kind ``sql`` and a code: ``error``, ``timeout``
 (the query used its CPU time limit, however long it waited for a CPU),
 ``missing_row``, ``extra_row``, ``wrong_value``, or ``not_a_query`` for an answer
 that is not one SELECT (whole artifact, origin ""). See docs/suites.md, "sql".
@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass
 
 from critiquebench.judges._artifact import ArtifactFormat
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 from critiquebench.judges.sandbox import Sandbox, SandboxedJudge, SandboxLimits
 from critiquebench.judges.sql._compare import RowDifference, compare_rows
 from critiquebench.judges.sql._run import AttemptRun, CheckRun, duckdb_extras, run_checks
 from critiquebench.judges.sql._spec import SqlCheckSpec, case_problems
-from critiquebench.suites import Case, Check
 
 MAX_QUERY_CHARS = 20_000
 """Longest query the judge runs; a longer answer is ``not_a_query``."""

@@ -1,10 +1,10 @@
 """Running a query's checks in the sandbox, and reading back what each check returned.
 
-The sandbox receives the trusted harness (``_sql_harness.py``) as the attempt's code
+The sandbox receives the trusted harness (``_harness.py``) as the attempt's code
 and, per check, one plain-data call: the fixture's DDL and INSERTs, the query and
 the limits. It never receives the expected rows. Its output is read here as hostile
-bytes, with the Python judge's own readers (``_interpret.py``); the request and its
-one retry are the Python judge's too (``_attempt.py``).
+bytes, with the readers every sandboxed judge shares (``judges.sandbox``); the request
+and its one retry are shared too.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import FailureKind
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
 from critiquebench.judges.sandbox import (
@@ -32,7 +33,6 @@ from critiquebench.judges.sandbox import (
     unfinished_failure,
 )
 from critiquebench.judges.sql._spec import SqlCheckSpec
-from critiquebench.suites import Case, Check
 
 HARNESS_SOURCE = Path(__file__).with_name("_harness.py")
 HARNESS_ENTRY = "sql_check"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from critiquebench.judges._case import Case
 from critiquebench.judges._failure import Failure, JudgeResult
 from critiquebench.judges.trigger._decision import (
     DECISION_WORDS,
@@ -26,7 +27,6 @@ from critiquebench.judges.trigger._decision import (
     expected_decision,
     parse_decision,
 )
-from critiquebench.suites import Case
 
 EXPECTS = ("trigger", "near_miss", "clear_miss")
 """A query's label: the skill must trigger; a near miss; a clear miss."""
