@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from critiquebench.judges import PythonJudge, SandboxLimits
-from critiquebench.judges._interpret import interpret
-from critiquebench.judges._plan import plan_checks
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxMode
+from critiquebench.judges.python._interpret import interpret
+from critiquebench.judges.python._plan import plan_checks
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxMode
 from critiquebench.suites import Case, Check
 from tests.helpers import GOOD_ADD, make_case
 from tests.sandbox.conftest import run

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import JudgeSet, PythonJudge, SandboxLimits
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
-from critiquebench.judges._sql import SqlJudge
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges.sql._judge import SqlJudge
 from critiquebench.suites import Case, Check
 from tests.helpers import GOOD_ADD, make_case
 

@@ -1,6 +1,7 @@
 """Deterministic, tool-grounded judges that count an artifact's defects."""
 
 from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
+from critiquebench.judges._case import Case, Check, CheckOrigin
 from critiquebench.judges._failure import (
     ARTIFACT_KINDS,
     COUNT_BOUND,
@@ -21,8 +22,6 @@ from critiquebench.judges._plain import (
     markdown_fence,
     markdown_text,
 )
-from critiquebench.judges._plan import PlannedCheck, plan_check, plan_checks, trusted_code
-from critiquebench.judges._python import DEFAULT_STATIC, PythonJudge, SandboxLimits, probe_sandbox
 from critiquebench.judges._registry import (
     DEFAULT_JUDGE,
     ENTRY_POINT_GROUP,
@@ -35,15 +34,25 @@ from critiquebench.judges._registry import (
     judge_factory,
     judge_names,
 )
-from critiquebench.judges._sandbox import (
+from critiquebench.judges.python import (
+    DEFAULT_STATIC,
+    PlannedCheck,
+    PythonJudge,
+    plan_check,
+    plan_checks,
+    probe_sandbox,
+    trusted_code,
+)
+from critiquebench.judges.sandbox import (
     FALLBACK_AS_ROOT,
     SANDBOX_VARIABLE,
+    SandboxLimits,
     SandboxMode,
     detect_mode,
     fallback_refusal,
     is_full_sandbox,
 )
-from critiquebench.judges._static import (
+from critiquebench.judges.static import (
     MYPY_FLAGS,
     RUFF_IGNORED,
     RUFF_RULES,
@@ -70,6 +79,9 @@ __all__ = [
     "STATIC_KINDS",
     "TEST_KINDS",
     "ArtifactFormat",
+    "Case",
+    "Check",
+    "CheckOrigin",
     "Failure",
     "FailureKind",
     "Judge",

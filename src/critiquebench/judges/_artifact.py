@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 MAX_REPLY_CHARS = 400_000
 """Only this much of a reply is read. A longer reply is cut before any parsing, so a

@@ -16,8 +16,8 @@ FailureKind = Literal[
     "crash",  # the child process died (memory limit, signal) mid-run
     "not_run",  # a check that could not run because of a fatal failure before it
     "critic",  # a finding of an LLM critic: shown to the fixer, never a measured defect
-    "lint",  # a ruff finding (judges/_static.py RUFF_RULES)
-    "types",  # a mypy error (judges/_static.py MYPY_FLAGS)
+    "lint",  # a ruff finding (judges/static/_checker.py RUFF_RULES)
+    "types",  # a mypy error (judges/static/_checker.py MYPY_FLAGS)
     "sql",  # the sql judge: the query errs, or its rows differ from the expected ones
     "json",  # the json judge: a JSON Schema violation or a wrong field value, by JSON pointer
     "markdown",  # the markdown judge: a missing section, broken link, bad code block, misspelling

@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
 
 if TYPE_CHECKING:
+    from critiquebench.judges._case import Case
     from critiquebench.judges._registry import Judge
-    from critiquebench.suites import Case
 
 _MAX_REASON = 600
 """Characters of a judge's message kept in a proof's own message."""

@@ -31,7 +31,7 @@ from critiquebench.judges._failure import JudgeResult
 from critiquebench.judges._proof import ProofDoor
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 ENTRY_POINT_GROUP = "critiquebench.judges"
 """The entry-point group judges are registered in."""
@@ -67,11 +67,11 @@ class UnknownJudgeError(LookupError):
 
 
 _BUILTIN: dict[str, tuple[str, str]] = {
-    DEFAULT_JUDGE: ("critiquebench.judges._python", "PythonJudge"),
-    "sql": ("critiquebench.judges._sql", "SqlJudge"),
-    "json": ("critiquebench.judges._json", "JsonJudge"),
-    "markdown": ("critiquebench.judges._markdown", "MarkdownJudge"),
-    "trigger": ("critiquebench.judges._trigger", "TriggerJudge"),
+    DEFAULT_JUDGE: ("critiquebench.judges.python", "PythonJudge"),
+    "sql": ("critiquebench.judges.sql", "SqlJudge"),
+    "json": ("critiquebench.judges.json", "JsonJudge"),
+    "markdown": ("critiquebench.judges.markdown", "MarkdownJudge"),
+    "trigger": ("critiquebench.judges.trigger", "TriggerJudge"),
 }
 """The bundled judges (module, class). Also declared as entry points in pyproject.toml;
 kept here so a source checkout whose metadata predates the declarations still finds

@@ -185,8 +185,8 @@ def _unit_columns() -> list[Column]:
 
 
 _KIND_DOCS = {
-    "lint": "Lint defects: ruff findings (judges/_static.py RUFF_RULES; 0 when not run).",
-    "types": "Type defects: mypy errors (judges/_static.py MYPY_FLAGS; 0 when not run).",
+    "lint": "Lint defects: ruff findings (judges/static/_checker.py RUFF_RULES; 0 when not run).",
+    "types": "Type defects: mypy errors (judges/static/_checker.py MYPY_FLAGS; 0 when not run).",
     "sql": "SQL judge defects: an error, a missing or extra row, a wrong value.",
     "json": "JSON judge defects: schema violations and wrong field values.",
     "markdown": "Markdown judge defects: missing sections, broken links, bad code blocks, "

@@ -1,5 +1,6 @@
 """Suites of cases: bundled (``basic``, ``humaneval``) or user JSONL files."""
 
+from critiquebench.judges import Case, Check, CheckOrigin
 from critiquebench.suites._canary import (
     CANARY_PREFIX,
     CanaryCheck,
@@ -9,7 +10,6 @@ from critiquebench.suites._canary import (
     is_canary,
     with_canaries,
 )
-from critiquebench.suites._case import Case, Check, CheckOrigin
 from critiquebench.suites._humaneval import (
     LENT_TAG_PREFIX,
     HumanEvalUnavailableError,

@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.suites._case import Case, Check
+from critiquebench.judges import Case, Check
 
 CANARY_PREFIX = "canary:"
 """Prefix of every canary case id (``canary:basic/001_add_two``)."""

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from critiquebench.suites._case import Case, Check
+from critiquebench.judges import Case, Check
 from critiquebench.suites._informative import candidate_names, uninformative_reason
 
 _DATA_FILE = Path("data") / "HumanEval.jsonl.gz"

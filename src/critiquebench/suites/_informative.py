@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from critiquebench.suites._case import Case, Check
+from critiquebench.judges import Case, Check
 
 _CANDIDATE_ALIAS = "candidate"
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from critiquebench.suites._case import Case, Check, CheckOrigin
+from critiquebench.judges import Case, Check, CheckOrigin, case_problems, judge_names
 
 
 class SuiteFormatError(ValueError):
@@ -122,8 +122,6 @@ def _check_statement(source: str, field: str, index: int) -> str | None:
 
 def _line_problem(line: _SuiteLine) -> str | None:
     """What is wrong with a line's fields, before its judge reads it."""
-    from critiquebench.judges._registry import judge_names  # here: judges import suites
-
     if line.judge not in judge_names():
         known = ", ".join(judge_names())
         return (
@@ -196,8 +194,6 @@ def _parse_line(raw: dict[str, Any]) -> tuple[Case | None, str | None]:
         judge=line.judge,
         judge_data=line.judge_data,
     )
-    from critiquebench.judges._registry import case_problems
-
     problems = case_problems(case)
     if problems:
         return None, f"judge {line.judge!r}: " + "; ".join(problems)

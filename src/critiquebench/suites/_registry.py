@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from critiquebench.suites._case import Case
+from critiquebench.judges import Case
 from critiquebench.suites._humaneval import load_humaneval
 from critiquebench.suites._jsonl import load_jsonl_suite
 

@@ -7,7 +7,7 @@ import random
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from critiquebench.suites._case import Case
+from critiquebench.judges import Case
 
 
 class SelectionError(ValueError):

@@ -21,18 +21,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from critiquebench.suites._case import Case
+from critiquebench.judges import (
+    Case,
+    Failure,
+    JudgeResult,
+    JudgeSet,
+    plan_checks,
+    trusted_code,
+)
 from critiquebench.suites._informative import feedback_cannot_fail
 from critiquebench.suites._jsonl import SuiteFormatError, scan_jsonl_suite
 from critiquebench.suites._registry import BUNDLED_JSONL, BUNDLED_SUITES
 
-if TYPE_CHECKING:
-    from critiquebench.judges import Failure, JudgeResult
-
 ProblemKind = Literal["format", "reference", "feedback"]
-Judge = Callable[[Case, str], "JudgeResult"]
+Judge = Callable[[Case, str], JudgeResult]
 
 _SHOWN_FAILURES = 5
 
@@ -284,9 +288,6 @@ def validate_suite(
         FileNotFoundError: ``name_or_path`` is neither a bundled suite nor a file.
         HumanEvalUnavailableError: ``humaneval`` asked for without its package.
     """
-    # Imported here: the judges package imports this one.
-    from critiquebench.judges import JudgeSet, plan_checks, trusted_code
-
     located, problems, jsonl = _locate(name_or_path)
     problems += uninformative_feedback(located)
     plans = [

@@ -32,9 +32,7 @@ def _loop(case: str, defects: tuple[int, ...]) -> FakeUnit:
 
 def _resample(case: str, defects: tuple[int, ...], halt: str) -> FakeUnit:
     draws = tuple(Call(i, 10, 10) for i in range(len(defects)))  # 20 tokens a draw
-    return FakeUnit(
-        case, "R", 0, defects, calls=draws, roles=("actor",) * len(defects), halt=halt
-    )
+    return FakeUnit(case, "R", 0, defects, calls=draws, roles=("actor",) * len(defects), halt=halt)
 
 
 UNITS = [

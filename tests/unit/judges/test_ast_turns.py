@@ -13,7 +13,9 @@ import pytest
 
 from critiquebench import _ast_turns
 
-SOURCE = (Path(_ast_turns.__file__).parent / "judges" / "_static.py").read_text(encoding="utf-8")
+SOURCE = (Path(_ast_turns.__file__).parent / "judges" / "static" / "_checker.py").read_text(
+    encoding="utf-8"
+)
 
 
 @pytest.fixture

@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from critiquebench.judges._attempt import attempt_request, judge_attempt
-from critiquebench.judges._interpret import read_events, stalled, unfinished_failure
-from critiquebench.judges._plan import plan_checks
-from critiquebench.judges._python import SandboxLimits
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxMode, SandboxUnavailable
+from critiquebench.judges.python._plan import plan_checks
+from critiquebench.judges.sandbox import SandboxLimits, read_events, stalled, unfinished_failure
+from critiquebench.judges.sandbox._attempt import attempt_request, judge_attempt
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxMode, SandboxUnavailable
 from tests.helpers import make_case
 
 _MODE = SandboxMode(False, ("/nonexistent/python",), map_users=False)

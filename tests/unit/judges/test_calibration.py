@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from critiquebench.judges import Failure, StaticChecker, StaticSettings
-from critiquebench.judges._calibration import (
+from critiquebench.judges.static._calibration import (
     returning_functions,
     unproven_invariant,
     without_task_findings,

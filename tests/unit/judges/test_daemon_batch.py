@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from critiquebench.judges import MYPY_FLAGS, StaticChecker, StaticSettings
-from critiquebench.judges._static import blank_comments
+from critiquebench.judges.static._checker import blank_comments
 from critiquebench.suites import load_suite
 
 _ERROR = re.compile(r"^(?:.*/)?(?P<file>\w+)\.py:(?P<line>\d+): error: (?P<message>.*)$")

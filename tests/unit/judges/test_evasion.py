@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from critiquebench.judges import StaticChecker, StaticSettings
-from critiquebench.judges._evasion import MOST_FINDINGS, evasion_findings
+from critiquebench.judges.static._evasion import MOST_FINDINGS, evasion_findings
 
 # Each hides a type error (an int returned as str) from mypy, which reports 0 for it.
 HIDDEN = {

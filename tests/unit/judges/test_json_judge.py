@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import JudgeSet
-from critiquebench.judges._json import (
+from critiquebench.judges.json._judge import (
     MAX_ARTIFACT_CHARS,
     MAX_DEFECTS_PER_CHECK,
     MAX_DEPTH,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import artifact_format
-from critiquebench.judges._json import JsonJudge
-from critiquebench.judges._json_format import JSON_FORMAT
+from critiquebench.judges.json._format import JSON_FORMAT
+from critiquebench.judges.json._judge import JsonJudge
 from critiquebench.suites import Case, Check, SuiteFormatError, load_jsonl_suite, load_suite
 
 CASE = Case(

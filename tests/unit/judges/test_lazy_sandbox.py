@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from critiquebench.judges._python import PythonJudge
-from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxExtras, SandboxMode
-from critiquebench.judges._sql import SqlJudge
+from critiquebench.judges.python._judge import PythonJudge
+from critiquebench.judges.sandbox._pool import LazySandbox, Sandbox, SandboxExtras, SandboxMode
+from critiquebench.judges.sql._judge import SqlJudge
 from critiquebench.suites import Case, Check
 
 _MODE = SandboxMode(False, ("/nonexistent/python",), map_users=False, notes=("test pool",))

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import Failure, JudgeResult
-from critiquebench.judges._markdown import (
+from critiquebench.judges.markdown import (
     MAX_DOCUMENT_CHARS,
     MarkdownJudge,
 )
-from critiquebench.judges._markdown._document import github_slug
+from critiquebench.judges.markdown._document import github_slug
 from critiquebench.suites import Case, Check
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import artifact_format, case_problems
-from critiquebench.judges._markdown import MARKDOWN_FORMAT, MarkdownJudge, extract_document
+from critiquebench.judges.markdown import MARKDOWN_FORMAT, MarkdownJudge, extract_document
 from critiquebench.loop._extract import extract_code
 from critiquebench.suites import Case, Check, load_suite, scan_jsonl_suite
 

@@ -19,8 +19,8 @@ from critiquebench.judges import (
     markdown_text,
 )
 from critiquebench.judges._artifact import MAX_REPLY_CHARS, fenced_blocks
-from critiquebench.judges._markdown import MarkdownJudge
 from critiquebench.judges._plain import MalformedValue, decode
+from critiquebench.judges.markdown import MarkdownJudge
 from critiquebench.suites import Case, Check
 
 MODULUS = 2**61 - 1  # CPython hashes a number modulo this: k * MODULUS all hash to 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from critiquebench.judges import JudgeSet, PythonJudge, SandboxLimits
-from critiquebench.judges._plan import PlannedCheck
+from critiquebench.judges.python._plan import PlannedCheck
 from critiquebench.suites import Check
 from tests.helpers import GOOD_ADD, WRONG_ADD, make_case
 
@@ -92,7 +92,7 @@ def test_candidate_prints_cannot_forge_results() -> None:
 def test_a_case_s_checks_are_planned_once_and_judge_every_attempt_alike(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import critiquebench.judges._python as python_judge
+    import critiquebench.judges.python._judge as python_judge
 
     planned: list[str] = []
     plan = python_judge.plan_checks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from critiquebench.judges._sandbox import (
+from critiquebench.judges.sandbox._pool import (
     SandboxExtras,
     _bubblewrap_argv,
     _extra_binds,

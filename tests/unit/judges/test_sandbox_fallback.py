@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.judges import FALLBACK_AS_ROOT, SANDBOX_VARIABLE, PythonJudge, fallback_refusal
-from critiquebench.judges._sandbox import Sandbox, SandboxRefused, _fallback
+from critiquebench.judges.sandbox._pool import Sandbox, SandboxRefused, _fallback
 from tests.helpers import GOOD_ADD, hollow_then_fixed_replay, make_case
 
 FIX = "apt-get install bubblewrap"
@@ -115,7 +115,7 @@ class _QuietLibc:
 def test_a_worker_that_cannot_leave_root_ends_instead_of_judging_as_root(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from critiquebench.judges import _worker
+    from critiquebench.judges.sandbox import _worker
 
     def refuse(_uid: int) -> None:
         raise PermissionError("operation not permitted")

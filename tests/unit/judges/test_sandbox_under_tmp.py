@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.judges._sandbox import Sandbox, SandboxExtras
-from critiquebench.judges._sql import SqlJudge
-from critiquebench.judges._sql_run import duckdb_extras
+from critiquebench.judges.sandbox._pool import Sandbox, SandboxExtras
+from critiquebench.judges.sql._judge import SqlJudge
+from critiquebench.judges.sql._run import duckdb_extras
 from critiquebench.suites import Case, Check
 
 SCHEMA = "CREATE TABLE people (name VARCHAR, city VARCHAR, age INTEGER);"

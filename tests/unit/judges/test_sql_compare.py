@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.judges._sql_compare import compare_rows, same_value
+from critiquebench.judges.sql._compare import compare_rows, same_value
 
 
 def _codes(expected: list[list[Any]], actual: list[list[Any]], **options: Any) -> list[str]:

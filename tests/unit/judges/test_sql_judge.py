@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import JudgeResult, SandboxLimits, artifact_format
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, Worker
-from critiquebench.judges._sql import SQL_FORMAT, SqlJudge
-from critiquebench.judges._sql_run import duckdb_extras
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, Worker
+from critiquebench.judges.sql._judge import SQL_FORMAT, SqlJudge
+from critiquebench.judges.sql._run import duckdb_extras
 from critiquebench.suites import Case, Check, SuiteFormatError, load_jsonl_suite, load_suite
 
 SCHEMA = "CREATE TABLE people (name VARCHAR, city VARCHAR, age INTEGER);"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from critiquebench.judges._sql_spec import case_problems
+from critiquebench.judges.sql._spec import case_problems
 from critiquebench.suites import Case, Check
 
 SCHEMA = "CREATE TABLE t (id INTEGER);"

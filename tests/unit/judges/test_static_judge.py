@@ -18,7 +18,7 @@ from critiquebench.judges import (
     judge_factory,
     judge_names,
 )
-from critiquebench.judges._static import CodeScan
+from critiquebench.judges.static._checker import CodeScan
 from critiquebench.loop import Attempt, LoopSettings
 from critiquebench.loop._prompts import fix_messages
 from critiquebench.pipeline import TABLES
@@ -263,7 +263,7 @@ def test_warm_starts_the_daemon_once_and_checks_then_use_it(tmp_path: Path) -> N
 def test_a_remembered_text_is_not_parsed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from critiquebench.judges import _static
+    from critiquebench.judges.static import _checker as _static
 
     parsed: list[str] = []
     real_parse = _static.parse

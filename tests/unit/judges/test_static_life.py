@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from critiquebench import _ast_turns
-from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings, _static
+from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings
+from critiquebench.judges.static import _checker as _static
 from critiquebench.suites import Case, Check
 
 WRONG = "def f(x: int) -> str:\n    return x\n"  # mypy: return-value on line 2

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings, _static
-from critiquebench.judges._ruff_server import RuffServer, RuffServerError, unhinted
+from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings
+from critiquebench.judges.static import _checker as _static
+from critiquebench.judges.static._ruff_server import RuffServer, RuffServerError, unhinted
 from critiquebench.suites import Case, load_suite
 
 _SABOTAGE = (

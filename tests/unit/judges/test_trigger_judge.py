@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import Failure, artifact_format, case_problems
-from critiquebench.judges._decision import MAX_REPLY_CHARS, TRIGGER_FORMAT, parse_decision
-from critiquebench.judges._trigger import TriggerJudge
+from critiquebench.judges.trigger._decision import MAX_REPLY_CHARS, TRIGGER_FORMAT, parse_decision
+from critiquebench.judges.trigger._judge import TriggerJudge
 from critiquebench.loop._prompts import fix_messages
 from critiquebench.loop._state import Attempt
 from critiquebench.suites import Case, Check, CheckOrigin, SuiteFormatError, load_suite

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from critiquebench.judges import _worker
+from critiquebench.judges.sandbox import _worker
 
 _HARNESS = """
 import json, os, sys, time

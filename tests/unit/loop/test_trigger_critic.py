@@ -16,8 +16,8 @@ from critiquebench.critics import (
     critic_system,
 )
 from critiquebench.judges import PythonJudge
-from critiquebench.judges._decision import TRIGGER_FORMAT
-from critiquebench.judges._trigger import TriggerJudge
+from critiquebench.judges.trigger._decision import TRIGGER_FORMAT
+from critiquebench.judges.trigger._judge import TriggerJudge
 from critiquebench.loop import LoopDependencies, LoopOutcome, LoopSettings, run_loop
 from critiquebench.models import Message, ScriptedProvider
 from tests.helpers import GOOD_ADD, WRONG_ADD, fenced, make_case

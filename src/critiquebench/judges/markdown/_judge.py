@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
+from critiquebench.judges._case import Case
 from critiquebench.judges._failure import Failure, JudgeResult
-from critiquebench.judges._markdown._checks import CHECKS, JudgeData
-from critiquebench.judges._markdown._document import read_document
-from critiquebench.judges._markdown._format import MARKDOWN_FORMAT
-from critiquebench.judges._markdown._spec import case_problems
-from critiquebench.judges._markdown._spelling import Speller
-from critiquebench.suites import Case
+from critiquebench.judges.markdown._checks import CHECKS, JudgeData
+from critiquebench.judges.markdown._document import read_document
+from critiquebench.judges.markdown._format import MARKDOWN_FORMAT
+from critiquebench.judges.markdown._spec import case_problems
+from critiquebench.judges.markdown._spelling import Speller
 
 MAX_DOCUMENT_CHARS = 60_000
 """A longer document is one ``too_large`` defect and is not read further: it bounds

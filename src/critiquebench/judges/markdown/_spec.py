@@ -5,9 +5,9 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from critiquebench.judges._markdown._checks import CHECKS
-from critiquebench.judges._markdown._code import PARSERS, canonical
-from critiquebench.suites import Case, Check
+from critiquebench.judges._case import Case, Check
+from critiquebench.judges.markdown._checks import CHECKS
+from critiquebench.judges.markdown._code import PARSERS, canonical
 
 DATA_KEYS = ("files", "headings", "words")
 _PARAMETERS: dict[str, tuple[str, ...]] = {

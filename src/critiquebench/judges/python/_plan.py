@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from critiquebench._ast_turns import compile_expression, parse
+from critiquebench.judges._case import Check
 from critiquebench.judges._plain import describe_value, encode_argument
-from critiquebench.suites import Check
+from critiquebench.judges.sandbox import CandidateCall, ValueCheck
 
 CheckMode = Literal["value", "inside"]
 
@@ -80,23 +81,6 @@ _SYMBOLS = {
 
 
 @dataclass(frozen=True)
-class CandidateCall:
-    """One call of the function under test: plain-data arguments, optional wrapper."""
-
-    args: tuple[Any, ...]
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    wrap: str | None = None
-
-    def request(self) -> dict[str, Any]:
-        """The call as the sandbox receives it."""
-        return {
-            "args": [encode_argument(arg) for arg in self.args],
-            "kwargs": {name: encode_argument(value) for name, value in self.kwargs},
-            "wrap": self.wrap,
-        }
-
-
-@dataclass(frozen=True)
 class PlannedCheck:
     """A check of a case, ready to send: its calls (value mode) or its source (inside)."""
 
@@ -115,7 +99,7 @@ class PlannedCheck:
     def request(self) -> dict[str, Any]:
         """What the sandbox receives for this check: never an expected value."""
         if self.mode == "value":
-            return {"mode": "value", "calls": [call.request() for call in self.calls]}
+            return ValueCheck(self.calls).request()
         source = f"{self.prelude}\n{self.check.source}" if self.prelude else self.check.source
         return {"mode": "inside", "source": source}
 

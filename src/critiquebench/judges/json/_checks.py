@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
+from critiquebench.judges._case import Check
 from critiquebench.judges._failure import Failure
-from critiquebench.judges._json_pointer import (
+from critiquebench.judges.json._pointer import (
     WILDCARD,
     PointerError,
     matches,
     parse_pointer,
     resolve,
 )
-from critiquebench.suites import Check
 
 MAX_MATCHES = 2000
 """Most locations a wildcard pointer is followed to; the rest are not checked."""

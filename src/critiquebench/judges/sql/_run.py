@@ -1,10 +1,10 @@
 """Running a query's checks in the sandbox, and reading back what each check returned.
 
-The sandbox receives the trusted harness (``_sql_harness.py``) as the attempt's code
+The sandbox receives the trusted harness (``_harness.py``) as the attempt's code
 and, per check, one plain-data call: the fixture's DDL and INSERTs, the query and
 the limits. It never receives the expected rows. Its output is read here as hostile
-bytes, with the Python judge's own readers (``_interpret.py``); the request and its
-one retry are the Python judge's too (``_attempt.py``).
+bytes, with the readers every sandboxed judge shares (``judges.sandbox``); the request
+and its one retry are shared too.
 """
 
 from __future__ import annotations
@@ -13,21 +13,28 @@ import importlib.util
 import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from critiquebench.judges._attempt import attempt_request, judge_attempt
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import FailureKind
-from critiquebench.judges._interpret import read_events, stalled, unfinished_failure
 from critiquebench.judges._plain import MalformedValue, clean_text, decode
-from critiquebench.judges._plan import CandidateCall, PlannedCheck
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxExtras, SandboxUnavailable
-from critiquebench.judges._sql_spec import SqlCheckSpec
-from critiquebench.suites import Case, Check
+from critiquebench.judges.sandbox import (
+    CandidateCall,
+    RawAttempt,
+    Sandbox,
+    SandboxExtras,
+    SandboxLimits,
+    SandboxUnavailable,
+    ValueCheck,
+    attempt_request,
+    judge_attempt,
+    read_events,
+    stalled,
+    unfinished_failure,
+)
+from critiquebench.judges.sql._spec import SqlCheckSpec
 
-if TYPE_CHECKING:
-    from critiquebench.judges._python import SandboxLimits
-
-HARNESS_SOURCE = Path(__file__).with_name("_sql_harness.py")
+HARNESS_SOURCE = Path(__file__).with_name("_harness.py")
 HARNESS_ENTRY = "sql_check"
 
 
@@ -81,11 +88,7 @@ def run_checks(
     chars = max(10_000, limits.results_bytes // (2 * max(1, len(case.checks))))
     location = sandbox.mode.extras.import_path
     plans = [
-        PlannedCheck(
-            check,
-            "value",
-            (CandidateCall((_job(case, check, query, location, limits, max_rows, chars),)),),
-        )
+        ValueCheck((CandidateCall((_job(case, check, query, location, limits, max_rows, chars),)),))
         for check in case.checks
     ]
     # Every check may use its whole CPU limit; the attempt's CPU budget allows for that.

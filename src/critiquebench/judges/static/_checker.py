@@ -9,7 +9,7 @@ finding. Neither tool uses the network.
 
 Speed: ruff runs as one long-lived language server per checker (``ruff server``, ~0.4 ms
 a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findings, see
-``judges/_ruff_server.py``); mypy runs as one daemon per checker, talked to over its
+``judges/static/_ruff_server.py``); mypy runs as one daemon per checker, talked to over its
 socket from this process, so a check costs milliseconds instead of a fresh interpreter.
 :meth:`StaticChecker.check_soon` runs a check on a thread of its own, so the Python
 judge has both tools read an answer while the sandbox runs its tests. Its cache lives in the
@@ -64,14 +64,14 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench._ast_turns import TooComplex, parse
-from critiquebench.judges._calibration import (
+from critiquebench.judges._failure import Failure, FailureKind
+from critiquebench.judges.static._calibration import (
     returning_functions,
     unproven_invariant,
     without_task_findings,
 )
-from critiquebench.judges._evasion import evasion_findings
-from critiquebench.judges._failure import Failure, FailureKind
-from critiquebench.judges._ruff_server import RuffServer, RuffServerError, unhinted
+from critiquebench.judges.static._evasion import evasion_findings
+from critiquebench.judges.static._ruff_server import RuffServer, RuffServerError, unhinted
 from critiquebench.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
@@ -134,8 +134,8 @@ third-party imports are Any (no site-packages). Unannotated functions are not ch
 inside (mypy's default, no ``--check-untyped-defs``): without a declared type, mypy's
 complaints are about its own guesses (``[1, 3]`` read as ``list[int]`` before a float
 is appended, HumanEval/130; a name reused for a string, HumanEval/101). Annotated code
-is checked in full; ``judges/_calibration.py`` excuses only mismatches and missing
-returns that say an invariant is unproven, and ``judges/_evasion.py`` reports code
+is checked in full; ``judges/static/_calibration.py`` excuses only mismatches and missing
+returns that say an invariant is unproven, and ``judges/static/_evasion.py`` reports code
 hidden from the checks."""
 
 MYPY_CACHE_FOLDER = "mypy"
@@ -218,7 +218,7 @@ class StaticSettings:
     ruff_server: bool = True
     """Lint on one long-lived ``ruff server`` (same findings, ~0.4 ms a text) rather than
     a ``ruff check`` process per text (~9 ms of CPU to start); see
-    ``judges/_ruff_server.py``. A text the tokenizer rejects, or a server that cannot
+    ``judges/static/_ruff_server.py``. A text the tokenizer rejects, or a server that cannot
     start or fails a known-good text, goes to the process."""
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
@@ -438,7 +438,7 @@ class StaticChecker:
         A syntax error is already one defect of the tests' ``syntax`` kind; ruff's and
         mypy's reports of the same error would count it again. With ``prompt`` (the
         task's text), findings the prompt's own text has too are the task's, not the
-        answer's (``judges/_calibration.py``).
+        answer's (``judges/static/_calibration.py``).
         """
         report = self._read(code)
         if not prompt or not report.findings or report.error is not None:

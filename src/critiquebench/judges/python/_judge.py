@@ -6,50 +6,22 @@ import hashlib
 import secrets
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from critiquebench.judges._attempt import attempt_request, judge_attempt
+from critiquebench.judges._case import Case, Check
 from critiquebench.judges._failure import Failure, FailureKind, JudgeResult
-from critiquebench.judges._interpret import Interpretation, interpret
-from critiquebench.judges._plan import PlannedCheck, plan_checks, trusted_code
 from critiquebench.judges._proof import infrastructure_result, owned_failure
-from critiquebench.judges._sandbox import LazySandbox, Sandbox, SandboxUnavailable
-from critiquebench.judges._static import StaticChecker, StaticSettings
-from critiquebench.suites import Case, Check
-
-
-@dataclass(frozen=True, kw_only=True)
-class SandboxLimits:
-    """Fences around one judged attempt (all of its processes together)."""
-
-    wall_s: float = 10.0
-    """Time budget floor of the whole attempt, in CPU-seconds of all its processes
-    together (raised for cases whose reference is slow): used up, the attempt is a
-    ``timeout`` defect however long it waited for a CPU."""
-    wall_multiple: float = 6.0
-    """The wall clocks (of the attempt, of each check) allow this many times their CPU
-    budget. They are a safety net only: one running out is a suspected infrastructure
-    failure, proved with a control (``judges/_proof.py``), never a verdict by itself."""
-    check_timeout_s: float = 3.0
-    """CPU-time floor of one check (and of defining the artifact); immune to host load."""
-    timeout_multiple: float = 20.0
-    """A check may take this many times the reference solution's time, if that is longer."""
-    cpu_s: int = 20
-    """CPU-seconds limit of each process of the attempt, a second fence behind the timers
-    (raised to stay above the attempt's CPU budget)."""
-    memory_bytes: int = 1 << 30
-    """Memory cap: address space of each process, and resident memory of all together."""
-    file_bytes: int = 8 << 20
-    """Largest file the attempt may write."""
-    tmp_bytes: int = 64 << 20
-    """Size of the attempt's private /tmp and of its /dev/shm (each)."""
-    processes: int = 32
-    """Processes and threads the attempt may run at once."""
-    results_bytes: int = 1 << 20
-    """Largest results stream read from the attempt; more is a crash defect."""
-    namespaces: bool = True
-    """Give each attempt fresh user, PID and mount namespaces where the kernel allows."""
-
+from critiquebench.judges.python._interpret import Interpretation, interpret
+from critiquebench.judges.python._plan import PlannedCheck, plan_checks, trusted_code
+from critiquebench.judges.sandbox import (
+    Sandbox,
+    SandboxedJudge,
+    SandboxLimits,
+    SandboxUnavailable,
+    attempt_request,
+    judge_attempt,
+)
+from critiquebench.judges.static import StaticChecker, StaticSettings
 
 _REFERENCE_CHECK_S = 10.0
 """CPU-seconds one check of a reference solution may take while it is being timed."""
@@ -58,10 +30,10 @@ _IDENTITY_ENTRIES = 4096
 """Most check tuples whose plans are found by identity (the rest by content)."""
 
 DEFAULT_STATIC = StaticSettings()
-"""ruff and mypy with the documented rule sets (see ``judges/_static.py``)."""
+"""ruff and mypy with the documented rule sets (see ``judges/static/_checker.py``)."""
 
 
-class PythonJudge:
+class PythonJudge(SandboxedJudge):
     """Judges Python artifacts: every check separately, in a sandbox, decided by the parent;
     then ruff and mypy read the code (outside the sandbox: they never execute it).
 
@@ -76,8 +48,7 @@ class PythonJudge:
         sandbox: Sandbox | None = None,
         static: StaticSettings | None = DEFAULT_STATIC,
     ) -> None:
-        self.limits = limits or SandboxLimits()
-        self._pool = LazySandbox(sandbox)
+        super().__init__(limits, sandbox)
         self._lock = threading.Lock()
         self._reference_s: dict[str, float] = {}
         self._plans: dict[tuple[str, str], list[PlannedCheck]] = {}
@@ -87,15 +58,6 @@ class PythonJudge:
         self._by_identity: dict[int, tuple[tuple[Check, ...], str, list[PlannedCheck]]] = {}
         self.static = StaticChecker(static) if static is not None else None
         self._owns_static = True
-
-    @property
-    def sandbox(self) -> Sandbox:
-        """The worker pool, started on first use (detecting bubblewrap once)."""
-        return self._pool.get()
-
-    def describe(self) -> str:
-        """The fences this judge applies, in words (for the runs table and the report)."""
-        return self._pool.describe()
 
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
@@ -138,7 +100,7 @@ class PythonJudge:
 
     def close(self) -> None:
         """Stop the sandbox workers and the mypy daemon (they also stop with this process)."""
-        self._pool.close()
+        super().close()
         if self.static is not None and self._owns_static:
             self.static.close()
 

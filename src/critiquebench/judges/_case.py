@@ -1,4 +1,8 @@
-"""The unit of a suite: one task with its feedback and held-out checks."""
+"""The unit a judge judges and a suite holds: one task with its feedback and held-out checks.
+
+It lives with the judges because the :class:`~critiquebench.judges.Judge` interface is
+defined on it; ``critiquebench.suites`` reads suite files into it and offers it too.
+"""
 
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from critiquebench.judges._sql_compare import DEFAULT_TOLERANCE
+from critiquebench.judges.sql._compare import DEFAULT_TOLERANCE
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case, Check
+    from critiquebench.judges._case import Case, Check
 
 MAX_SQL_CHARS = 200_000
 """Longest schema, data or reference text a suite may give (characters)."""

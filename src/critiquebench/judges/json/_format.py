@@ -12,11 +12,11 @@ from critiquebench.judges._artifact import (
     fenced_blocks,
     strip_invisible,
 )
-from critiquebench.judges._json_checks import EqualsSpec, SpecError, parse_spec
-from critiquebench.judges._json_pointer import parse_pointer
+from critiquebench.judges.json._checks import EqualsSpec, SpecError, parse_spec
+from critiquebench.judges.json._pointer import parse_pointer
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 JSON_SYSTEM = (
     "You write JSON documents. Reply with exactly one ```json code block that holds one "

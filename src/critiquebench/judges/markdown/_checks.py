@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from critiquebench.judges._case import Check
 from critiquebench.judges._failure import Failure
-from critiquebench.judges._markdown._code import canonical, parse_error
-from critiquebench.judges._markdown._document import Document, Heading, Link, slugs_of
-from critiquebench.judges._markdown._spelling import Speller
 from critiquebench.judges._plain import inert_text
-from critiquebench.suites import Check
+from critiquebench.judges.markdown._code import canonical, parse_error
+from critiquebench.judges.markdown._document import Document, Heading, Link, slugs_of
+from critiquebench.judges.markdown._spelling import Speller
 
 DEFAULT_MAX_MISSPELLINGS = 10
 """Misspellings reported per spelling check unless its ``max`` says otherwise."""

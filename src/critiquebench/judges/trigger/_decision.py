@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from critiquebench.judges._artifact import ArtifactFormat
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 Decision = Literal["trigger", "no_trigger", ""]
 """A normalised decision; ``""`` = the reply holds no (unambiguous) decision."""

@@ -8,18 +8,58 @@ with the query only as plain data of each check. Both speak to the same worker
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from critiquebench.judges._sandbox import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges._plain import encode_argument
+from critiquebench.judges.sandbox._limits import SandboxLimits
+from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
 
 if TYPE_CHECKING:
-    from critiquebench.judges._plan import PlannedCheck
-    from critiquebench.judges._python import SandboxLimits
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
+
+
+class CheckRequest(Protocol):
+    """A check as the worker receives it (the Python judge's planned checks, the sql
+    judge's calls of its harness): never an expected value."""
+
+    def request(self) -> dict[str, Any]:
+        """The check's part of the worker's request."""
+        ...
+
+
+@dataclass(frozen=True)
+class CandidateCall:
+    """One call of the function under test: plain-data arguments, optional wrapper."""
+
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    wrap: str | None = None
+
+    def request(self) -> dict[str, Any]:
+        """The call as the sandbox receives it."""
+        return {
+            "args": [encode_argument(arg) for arg in self.args],
+            "kwargs": {name: encode_argument(value) for name, value in self.kwargs},
+            "wrap": self.wrap,
+        }
+
+
+@dataclass(frozen=True)
+class ValueCheck:
+    """A check whose calls the worker runs and answers with their plain values; the
+    parent decides it (mode ``value``)."""
+
+    calls: tuple[CandidateCall, ...]
+
+    def request(self) -> dict[str, Any]:
+        """The check as the sandbox receives it."""
+        return {"mode": "value", "calls": [call.request() for call in self.calls]}
 
 
 def attempt_request(
-    case: Case, code: str, plans: list[PlannedCheck], limits: SandboxLimits, nonce: str
+    case: Case, code: str, plans: Sequence[CheckRequest], limits: SandboxLimits, nonce: str
 ) -> dict[str, Any]:
     """The worker's request for one attempt: define ``code`` after ``case.setup``, then
     run each of ``plans`` against ``case.entry_point`` within ``limits``. The worker tags

@@ -4,9 +4,9 @@ relative links and anchors, code blocks that do not parse, and misspellings.
 Suite format: docs/suites.md, section "markdown".
 """
 
-from critiquebench.judges._markdown._checks import CHECKS
-from critiquebench.judges._markdown._format import MARKDOWN_FORMAT, MarkdownFormat, extract_document
-from critiquebench.judges._markdown._judge import MAX_DOCUMENT_CHARS, MarkdownJudge
+from critiquebench.judges.markdown._checks import CHECKS
+from critiquebench.judges.markdown._format import MARKDOWN_FORMAT, MarkdownFormat, extract_document
+from critiquebench.judges.markdown._judge import MAX_DOCUMENT_CHARS, MarkdownJudge
 
 __all__ = [
     "CHECKS",

@@ -16,10 +16,10 @@ import referencing
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import SchemaError
 
+from critiquebench.judges._case import Check
 from critiquebench.judges._failure import Failure
-from critiquebench.judges._json_checks import canonical, show
-from critiquebench.judges._json_pointer import PointerError, format_pointer, parse_pointer, resolve
-from critiquebench.suites import Check
+from critiquebench.judges.json._checks import canonical, show
+from critiquebench.judges.json._pointer import PointerError, format_pointer, parse_pointer, resolve
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The only ``$schema`` a case's schema may declare (or it declares none)."""

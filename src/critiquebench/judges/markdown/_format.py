@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from critiquebench.judges._artifact import MAX_REPLY_CHARS, ArtifactFormat, strip_invisible
-from critiquebench.judges._markdown._code import PARSERS, canonical
+from critiquebench.judges.markdown._code import PARSERS, canonical
 
 if TYPE_CHECKING:
-    from critiquebench.suites import Case
+    from critiquebench.judges._case import Case
 
 _WRAPPERS = ("markdown", "md")
 

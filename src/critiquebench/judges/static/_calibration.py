@@ -2,7 +2,7 @@
 mypy cannot prove.
 
 Both rules were calibrated on the reference solutions of the bundled suites (every one
-must score 0 findings; see ``judges/_static.py`` for the rule set itself):
+must score 0 findings; see ``judges/static/_checker.py`` for the rule set itself):
 
 - **The task's own findings.** A prompt that is code (HumanEval's) is checked like an
   answer; a finding of the answer is the task's when the prompt's text has the same

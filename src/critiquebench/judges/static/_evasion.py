@@ -302,7 +302,7 @@ def _dynamic_lookup(node: ast.Call) -> bool:
 
 
 def _finding(code: str, line: int, message: str) -> Failure:
-    # "candidate.py" is judges/_static.py's CANDIDATE_FILE (which imports this module).
+    # "candidate.py" is judges/static/_checker.py's CANDIDATE_FILE (which imports this module).
     return Failure(
         kind="types", message=message, line=line, code=code, file="candidate.py", origin="static"
     )
