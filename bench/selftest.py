@@ -24,7 +24,6 @@ from critiquebench.analysis import (
     decide_acceptance,
     paired_bootstrap_reduction,
 )
-from critiquebench.analysis._power import simulate_defects
 from critiquebench.analysis._selftest import (
     DEFAULT_PARAMS,
     SelftestSettings,
@@ -32,6 +31,7 @@ from critiquebench.analysis._selftest import (
     selftest_table,
     simulate_selftest,
 )
+from critiquebench.analysis.stats._power import simulate_defects
 from critiquebench.models import true_reduction
 
 RETRY_LIMIT = 2

@@ -798,7 +798,7 @@ def sql(
     """Run a read-only SQL query over the runs' tables, or show how to open a session."""
     import duckdb
 
-    from critiquebench.analysis._sql import interactive_help, query_table
+    from critiquebench.analysis.views._sql import interactive_help, query_table
 
     folder: Path = _setting("output", output)
     if run:
@@ -934,7 +934,7 @@ def power(
     Simulates the `sim:` model (the fix probability is solved so the true reduction
     equals --effect) and applies the report's cluster bootstrap and acceptance rule.
     """
-    from critiquebench.analysis._power import (
+    from critiquebench.analysis.stats._power import (
         estimate_power,
         min_cases_for_power,
         params_for_effect,

@@ -10,8 +10,40 @@ from typing import TYPE_CHECKING
 from critiquebench._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from critiquebench.analysis._charts import Figure, figure_svg
-    from critiquebench.analysis._cost import (
+    from critiquebench.analysis.render._charts import Figure, figure_svg
+    from critiquebench.analysis.render._figures import report_figures
+    from critiquebench.analysis.render._format import inert, markdown_code
+    from critiquebench.analysis.render._html import html_report
+    from critiquebench.analysis.render._lessons import lessons_markdown
+    from critiquebench.analysis.render._outputs import (
+        ReportFiles,
+        render_html_report,
+        write_report_files,
+        write_reports,
+    )
+    from critiquebench.analysis.render._project_lessons import (
+        LESSONS_FILE,
+        project_lessons_markdown,
+        update_project_lessons,
+    )
+    from critiquebench.analysis.render._terminal import (
+        artifact_rows,
+        comparison_table,
+        report_markdown,
+        summary_table,
+        verdict_lines,
+    )
+    from critiquebench.analysis.render._transcript_view import (
+        StoryError,
+        UnitStory,
+        load_stories,
+        render_side_by_side,
+        render_story,
+        render_units,
+        unit_list,
+    )
+    from critiquebench.analysis.render._withheld import not_measured_lines, sensitivity_lines
+    from critiquebench.analysis.report._cost import (
         CallCost,
         CostSummary,
         Price,
@@ -24,36 +56,21 @@ if TYPE_CHECKING:
         load_prices,
         stored_prices,
     )
-    from critiquebench.analysis._curve import (
+    from critiquebench.analysis.report._curve import (
         IterationCurve,
         TokensPoint,
         iteration_curve,
         pass_rate_vs_tokens,
     )
-    from critiquebench.analysis._figures import report_figures
-    from critiquebench.analysis._format import inert, markdown_code
-    from critiquebench.analysis._html import html_report
-    from critiquebench.analysis._lessons import lessons_markdown
-    from critiquebench.analysis._outputs import (
-        ReportFiles,
-        render_html_report,
-        write_report_files,
-        write_reports,
-    )
-    from critiquebench.analysis._paired import (
+    from critiquebench.analysis.report._paired import (
         PairedComparison,
         PairingRefused,
         comparison_json,
         paired_comparison,
         paired_table,
     )
-    from critiquebench.analysis._project_lessons import (
-        LESSONS_FILE,
-        project_lessons_markdown,
-        update_project_lessons,
-    )
-    from critiquebench.analysis._report import arm_summaries, build_report, with_run_state
-    from critiquebench.analysis._report_types import (
+    from critiquebench.analysis.report._report import arm_summaries, build_report, with_run_state
+    from critiquebench.analysis.report._report_types import (
         FAILURE_RULE,
         REPORT_VERSION,
         ArmCurves,
@@ -68,8 +85,7 @@ if TYPE_CHECKING:
         RunReport,
         read_report,
     )
-    from critiquebench.analysis._sql import interactive_help, query_table
-    from critiquebench.analysis._stats import (
+    from critiquebench.analysis.stats._stats import (
         MIN_CASES,
         Acceptance,
         McNemarResult,
@@ -83,23 +99,8 @@ if TYPE_CHECKING:
         mcnemar_exact,
         paired_bootstrap_reduction,
     )
-    from critiquebench.analysis._terminal import (
-        artifact_rows,
-        comparison_table,
-        report_markdown,
-        summary_table,
-        verdict_lines,
-    )
-    from critiquebench.analysis._transcript_view import (
-        StoryError,
-        UnitStory,
-        load_stories,
-        render_side_by_side,
-        render_story,
-        render_units,
-        unit_list,
-    )
-    from critiquebench.analysis._views import (
+    from critiquebench.analysis.views._sql import interactive_help, query_table
+    from critiquebench.analysis.views._views import (
         connect,
         latest_run,
         read_only_connection,
@@ -107,10 +108,9 @@ if TYPE_CHECKING:
         table_files,
         views_sql,
     )
-    from critiquebench.analysis._withheld import not_measured_lines, sensitivity_lines
 
 _LAZY = {
-    **dict.fromkeys(("Figure", "figure_svg"), "_charts"),
+    **dict.fromkeys(("Figure", "figure_svg"), "render._charts"),
     **dict.fromkeys(
         (
             "CallCost",
@@ -125,7 +125,7 @@ _LAZY = {
             "load_prices",
             "stored_prices",
         ),
-        "_cost",
+        "report._cost",
     ),
     **dict.fromkeys(
         (
@@ -134,14 +134,15 @@ _LAZY = {
             "iteration_curve",
             "pass_rate_vs_tokens",
         ),
-        "_curve",
+        "report._curve",
     ),
-    "report_figures": "_figures",
-    **dict.fromkeys(("inert", "markdown_code"), "_format"),
-    "html_report": "_html",
-    "lessons_markdown": "_lessons",
+    "report_figures": "render._figures",
+    **dict.fromkeys(("inert", "markdown_code"), "render._format"),
+    "html_report": "render._html",
+    "lessons_markdown": "render._lessons",
     **dict.fromkeys(
-        ("ReportFiles", "render_html_report", "write_report_files", "write_reports"), "_outputs"
+        ("ReportFiles", "render_html_report", "write_report_files", "write_reports"),
+        "render._outputs",
     ),
     **dict.fromkeys(
         (
@@ -149,9 +150,9 @@ _LAZY = {
             "project_lessons_markdown",
             "update_project_lessons",
         ),
-        "_project_lessons",
+        "render._project_lessons",
     ),
-    **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "_report"),
+    **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "report._report"),
     **dict.fromkeys(
         (
             "FAILURE_RULE",
@@ -168,9 +169,9 @@ _LAZY = {
             "RunReport",
             "read_report",
         ),
-        "_report_types",
+        "report._report_types",
     ),
-    **dict.fromkeys(("interactive_help", "query_table"), "_sql"),
+    **dict.fromkeys(("interactive_help", "query_table"), "views._sql"),
     **dict.fromkeys(
         (
             "MIN_CASES",
@@ -186,7 +187,7 @@ _LAZY = {
             "mcnemar_exact",
             "paired_bootstrap_reduction",
         ),
-        "_stats",
+        "stats._stats",
     ),
     **dict.fromkeys(
         (
@@ -196,7 +197,7 @@ _LAZY = {
             "summary_table",
             "verdict_lines",
         ),
-        "_terminal",
+        "render._terminal",
     ),
     **dict.fromkeys(
         (
@@ -207,9 +208,9 @@ _LAZY = {
             "table_files",
             "views_sql",
         ),
-        "_views",
+        "views._views",
     ),
-    **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
+    **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "render._withheld"),
     **dict.fromkeys(
         (
             "PairedComparison",
@@ -218,7 +219,7 @@ _LAZY = {
             "paired_comparison",
             "paired_table",
         ),
-        "_paired",
+        "report._paired",
     ),
     **dict.fromkeys(
         (
@@ -230,7 +231,7 @@ _LAZY = {
             "render_units",
             "unit_list",
         ),
-        "_transcript_view",
+        "render._transcript_view",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)

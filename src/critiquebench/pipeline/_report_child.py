@@ -21,8 +21,8 @@ from critiquebench.analysis import (
     with_run_state,
     write_report_files,
 )
-from critiquebench.analysis._charts import vega_bundle
-from critiquebench.analysis._views import reload_table
+from critiquebench.analysis.render._charts import vega_bundle
+from critiquebench.analysis.views._views import reload_table
 from critiquebench.warm_child import ChildResult, WarmChild, wait_for_parent
 
 REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from critiquebench.analysis._report_types import FailureKindCount, RunReport
+from critiquebench.analysis.report._report_types import FailureKindCount, RunReport
 from critiquebench.pipeline._store import atomic_write_text
 
 LESSONS_FILE = "LESSONS.md"

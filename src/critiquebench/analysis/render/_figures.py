@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from critiquebench.analysis._charts import (
+from critiquebench.analysis.render._charts import (
     CostAxis,
     Figure,
     cost_chart,
@@ -13,9 +13,9 @@ from critiquebench.analysis._charts import (
     halts_chart,
     tokens_chart,
 )
-from critiquebench.analysis._cost_curve import cost_curve_figure
-from critiquebench.analysis._format import halt_explanation
-from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis.render._format import halt_explanation
+from critiquebench.analysis.report._cost_curve import cost_curve_figure
+from critiquebench.analysis.report._report_types import ArmSummary, RunReport
 
 _CURVE_NOTE = (
     "Kept = the answer the loop returns if stopped after that round (its best attempt "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from critiquebench.analysis._report_types import RunReport
-from critiquebench.analysis._trigger_metrics import TriggerMetrics
+from critiquebench.analysis.report._report_types import RunReport
+from critiquebench.analysis.report._trigger_metrics import TriggerMetrics
 
 UNDEFINED = "—"
 """A rate with no denominator: precision when nothing triggered, a rate without cases."""

@@ -15,7 +15,11 @@ import numpy as np
 from numpy.typing import NDArray
 from rich.table import Table
 
-from critiquebench.analysis._stats import MIN_CASES, cluster_bootstrap_reduction, decide_acceptance
+from critiquebench.analysis.stats._stats import (
+    MIN_CASES,
+    cluster_bootstrap_reduction,
+    decide_acceptance,
+)
 from critiquebench.models._sim import SimParams, shift_probability, true_reduction
 
 # Cases tried by min_cases_for_power, smallest first.

@@ -1,0 +1,1 @@
+"""Renderings of a run report: terminal, Markdown, HTML with charts, lessons, transcripts."""

@@ -1,0 +1,1 @@
+"""Statistics of the report: the case bootstrap, McNemar, the acceptance rule, power."""

@@ -1,0 +1,1 @@
+"""DuckDB views over a stored run, and ad-hoc SQL over them."""
