@@ -19,19 +19,17 @@ from rich.console import Console
 from rich.table import Table
 
 from critiquebench.analysis import (
+    DEFAULT_PARAMS,
     MIN_CASES,
+    SelftestSettings,
     cluster_bootstrap_reduction,
     decide_acceptance,
     paired_bootstrap_reduction,
-)
-from critiquebench.analysis._selftest import (
-    DEFAULT_PARAMS,
-    SelftestSettings,
     run_selftest,
     selftest_table,
+    simulate_defects,
     simulate_selftest,
 )
-from critiquebench.analysis.stats._power import simulate_defects
 from critiquebench.models import true_reduction
 
 RETRY_LIMIT = 2

@@ -32,14 +32,14 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from critiquebench.analysis.report._report import build_report
-from critiquebench.analysis.stats._power import simulate_defects
-from critiquebench.analysis.stats._stats import (
+from critiquebench.analysis.report import build_report
+from critiquebench.analysis.stats import (
     ReductionEstimate,
     acceptance,
     cluster_bootstrap_reduction,
+    simulate_defects,
 )
-from critiquebench.analysis.views._views import connect
+from critiquebench.analysis.views import connect
 from critiquebench.judges import JudgeResult, PythonJudge
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import SimParams, SimProvider, true_reduction

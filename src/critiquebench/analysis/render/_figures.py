@@ -14,8 +14,7 @@ from critiquebench.analysis.render._charts import (
     tokens_chart,
 )
 from critiquebench.analysis.render._format import halt_explanation
-from critiquebench.analysis.report._cost_curve import cost_curve_figure
-from critiquebench.analysis.report._report_types import ArmSummary, RunReport
+from critiquebench.analysis.report import ArmSummary, RunReport, cost_curve_figure
 
 _CURVE_NOTE = (
     "Kept = the answer the loop returns if stopped after that round (its best attempt "

@@ -31,10 +31,8 @@ from critiquebench.analysis.render._withheld import (
     sensitivity_text,
     withheld_arms,
 )
-from critiquebench.analysis.report._report_types import ArmSummary, RunReport
-from critiquebench.analysis.report._resample import resample_lines
-from critiquebench.analysis.views._canary import canary_text
-from critiquebench.analysis.views._fix_break import fix_break_cells
+from critiquebench.analysis.report import ArmSummary, RunReport, resample_lines
+from critiquebench.analysis.views import canary_text, fix_break_cells
 
 _KINDS = "<kinds>"  # the run's defect groups, e.g. "tests/lint/types kept"
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",

@@ -30,11 +30,14 @@ from critiquebench.analysis.render._withheld import (
     sensitivity_text,
     withheld_arms,
 )
-from critiquebench.analysis.report._cost_curve import cost_curve_line
-from critiquebench.analysis.report._report_types import ArmSummary, RunReport
-from critiquebench.analysis.report._resample import reduction_against_text, resample_lines
-from critiquebench.analysis.views._canary import canary_text
-from critiquebench.analysis.views._fix_break import fix_break_text
+from critiquebench.analysis.report import (
+    ArmSummary,
+    RunReport,
+    cost_curve_line,
+    reduction_against_text,
+    resample_lines,
+)
+from critiquebench.analysis.views import canary_text, fix_break_text
 
 # The per-group means' header is the run's groups (e.g. "tests/lint/types" or "sql"):
 # this placeholder stands for it until a report is known.

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from critiquebench.analysis.report._curve import _carried
-from critiquebench.analysis.stats._stats import MeanEstimate, cluster_bootstrap_mean
+from critiquebench.analysis.stats import MeanEstimate, cluster_bootstrap_mean
 
 if TYPE_CHECKING:
-    from critiquebench.analysis.render._charts import Figure
+    from critiquebench.analysis.render import Figure
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,7 +91,7 @@ def cost_curve_figure(points: Sequence[CostPoint]) -> Figure:
     # not load the charting libraries.
     import altair as alt
 
-    from critiquebench.analysis.render._charts import Figure
+    from critiquebench.analysis.render import Figure
 
     base = alt.Chart(alt.InlineData(values=_rows(points))).encode(
         x=alt.X("mean_tokens:Q", title="mean tokens spent per unit"),

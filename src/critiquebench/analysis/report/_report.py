@@ -39,7 +39,7 @@ from critiquebench.analysis.report._report_types import (
 from critiquebench.analysis.report._resample import MATCHED, resample_comparisons
 from critiquebench.analysis.report._trigger_metrics import trigger_metrics
 from critiquebench.analysis.report._unmeasured import Unmeasured, fill_matrix
-from critiquebench.analysis.stats._stats import (
+from critiquebench.analysis.stats import (
     MIN_CASES,
     McNemarResult,
     MeanEstimate,
@@ -49,8 +49,13 @@ from critiquebench.analysis.stats._stats import (
     clustered_mcnemar,
     decide_acceptance,
 )
-from critiquebench.analysis.views._canary import CANARIES, canary_rates, ordinary_rows
-from critiquebench.analysis.views._fix_break import FIX_BREAK, fix_break_rounds
+from critiquebench.analysis.views import (
+    CANARIES,
+    FIX_BREAK,
+    canary_rates,
+    fix_break_rounds,
+    ordinary_rows,
+)
 from critiquebench.loop import describe_arms
 from critiquebench.project import DEFAULT_TARGET
 

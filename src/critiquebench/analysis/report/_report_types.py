@@ -25,9 +25,8 @@ from critiquebench.analysis.report._cost_curve import CostPoint
 from critiquebench.analysis.report._curve import IterationCurve, TokensPoint
 from critiquebench.analysis.report._resample import ResampleComparison
 from critiquebench.analysis.report._trigger_metrics import TriggerMetrics
-from critiquebench.analysis.stats._stats import McNemarResult, MeanEstimate, ReductionEstimate
-from critiquebench.analysis.views._canary import CanaryRate
-from critiquebench.analysis.views._fix_break import FixBreakRound
+from critiquebench.analysis.stats import McNemarResult, MeanEstimate, ReductionEstimate
+from critiquebench.analysis.views import CanaryRate, FixBreakRound
 from critiquebench.pipeline import ResultStore
 
 # Bump when a field changes meaning or shape; readers refuse other versions.

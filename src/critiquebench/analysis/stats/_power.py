@@ -20,7 +20,7 @@ from critiquebench.analysis.stats._stats import (
     cluster_bootstrap_reduction,
     decide_acceptance,
 )
-from critiquebench.models._sim import SimParams, shift_probability, true_reduction
+from critiquebench.models import SimParams, shift_probability, true_reduction
 
 # Cases tried by min_cases_for_power, smallest first.
 CASE_GRID = (10, 15, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640)
