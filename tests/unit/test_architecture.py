@@ -324,6 +324,39 @@ def test_the_package_root_holds_only_the_rooms_and_the_entry_modules() -> None:
     assert not extra, f"the package root holds {extra}: move each into its room"
 
 
+ANALYSIS_LAYERS = {"stats": 0, "views": 0, "report": 1, "render": 2}
+"""The analysis rooms, each above the ones it may use: the report is computed from the
+views with the statistics, and the renderers read only the report (and the views)."""
+
+
+def layer_violations(imports: list[Import]) -> list[Import]:
+    """Imports (type-only ones too) from an analysis room to one not below it."""
+
+    def layer(module: str) -> str | None:
+        parts = module.split(".")
+        inside = len(parts) > 2 and parts[1] == "analysis" and parts[2] in ANALYSIS_LAYERS
+        return parts[2] if inside else None
+
+    found = []
+    for item in imports:
+        importer, imported = layer(item.importer), layer(item.module)
+        if (
+            importer
+            and imported
+            and importer != imported
+            and ANALYSIS_LAYERS[importer] <= ANALYSIS_LAYERS[imported]
+        ):
+            found.append(item)
+    return found
+
+
+def test_each_analysis_room_uses_only_the_rooms_below_it() -> None:
+    found = layer_violations(all_imports())
+    assert not found, "\n".join(
+        f"{item.importer}:{item.line} imports {item.module}" for item in found
+    )
+
+
 def test_pending_items_belong_to_the_other_branches_and_still_exist() -> None:
     """The exemptions name only the other branches' work, and none outlives its fix."""
     imports = all_imports()

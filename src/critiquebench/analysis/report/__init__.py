@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     )
     from critiquebench.analysis.report._cost_curve import (
         CostPoint,
-        cost_curve_figure,
         cost_curve_line,
     )
     from critiquebench.analysis.report._curve import (
@@ -98,7 +97,6 @@ _LAZY = {
     **dict.fromkeys(
         (
             "CostPoint",
-            "cost_curve_figure",
             "cost_curve_line",
         ),
         "_cost_curve",
@@ -203,7 +201,6 @@ __all__ = [
     "build_report",
     "call_cost",
     "comparison_json",
-    "cost_curve_figure",
     "cost_curve_line",
     "cost_per_defect_removed",
     "cost_summary",
