@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from critiquebench.analysis._stats import cluster_bootstrap_reduction
+from critiquebench.analysis import cluster_bootstrap_reduction
 
 
 def main() -> None:

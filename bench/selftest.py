@@ -19,17 +19,15 @@ from rich.console import Console
 from rich.table import Table
 
 from critiquebench.analysis import (
+    DEFAULT_PARAMS,
     MIN_CASES,
+    SelftestSettings,
     cluster_bootstrap_reduction,
     decide_acceptance,
     paired_bootstrap_reduction,
-)
-from critiquebench.analysis._power import simulate_defects
-from critiquebench.analysis._selftest import (
-    DEFAULT_PARAMS,
-    SelftestSettings,
     run_selftest,
     selftest_table,
+    simulate_defects,
     simulate_selftest,
 )
 from critiquebench.models import true_reduction

@@ -33,10 +33,10 @@ from critiquebench.pipeline import (
     RunConfig,
     UnknownRunError,
     check_baseline,
+    like_settings,
     preflight,
     resolve_run,
 )
-from critiquebench.pipeline._preflight import like_settings
 from critiquebench.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
 
@@ -271,7 +271,7 @@ def _finish_ci(report: RunReport, ci: CiOptions, *, say: bool = True) -> int:
     from critiquebench._cli._machine import gate, junit_xml
 
     if ci.junit is not None:
-        from critiquebench.pipeline._store import atomic_write_text
+        from critiquebench.pipeline import atomic_write_text
 
         atomic_write_text(ci.junit, junit_xml(report))
     if ci.require is None:
@@ -799,7 +799,7 @@ def sql(
     """Run a read-only SQL query over the runs' tables, or show how to open a session."""
     import duckdb
 
-    from critiquebench.analysis._sql import interactive_help, query_table
+    from critiquebench.analysis import interactive_help, query_table
 
     folder: Path = _setting("output", output)
     if run:
@@ -884,7 +884,7 @@ def selftest(
     experiment at 3 reps on 44 cases. `--statistical` adds many fast experiments
     drawn from the same model without loop and judge, to pin coverage down.
     """
-    from critiquebench.analysis._selftest import (
+    from critiquebench.analysis import (
         SelftestSettings,
         run_selftest,
         selftest_table,
@@ -935,7 +935,7 @@ def power(
     Simulates the `sim:` model (the fix probability is solved so the true reduction
     equals --effect) and applies the report's cluster bootstrap and acceptance rule.
     """
-    from critiquebench.analysis._power import (
+    from critiquebench.analysis import (
         estimate_power,
         min_cases_for_power,
         params_for_effect,

@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from critiquebench.analysis import build_report, connect, render_html_report
-from critiquebench.analysis._selftest import SelftestSettings, run_experiment
+from critiquebench.analysis import (
+    SelftestSettings,
+    build_report,
+    connect,
+    render_html_report,
+    run_experiment,
+)
 from critiquebench.pipeline import Unit
 
 

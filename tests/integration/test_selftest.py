@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from critiquebench.analysis._selftest import (
+from critiquebench.analysis import (
     DEFAULT_PARAMS,
     SelftestSettings,
     run_experiment,

@@ -50,7 +50,7 @@ def compared_cases(cases: Iterable[Case]) -> int:
 def design_note(n_cases: int, reps: int, retry_limit: int, target: float) -> DesignNote | None:
     """The note for a design whose chance of deciding is below ``DECIDING_POWER``; None
     when it is likely to decide (under the ``sim:`` model's default case spread)."""
-    from critiquebench.analysis._power import estimate_power, params_for_effect
+    from critiquebench.analysis import estimate_power, params_for_effect
 
     effect = min(target + MARGIN, 0.99)
     result = estimate_power(

@@ -1,8 +1,17 @@
-"""Analysis of landed runs: DuckDB views, statistics, the iteration curve, cost, reports.
+"""Analysis of landed runs, in four rooms and a self-test:
 
-Every name is imported on first use (PEP 562): the run's process needs the DuckDB
-views (``connect``) but not the charts, statistics and templates, which load altair,
-scipy and Jinja2 (1.6 s and ~150 MiB together).
+- :mod:`~critiquebench.analysis.views`: DuckDB views over a run's tables, ad-hoc SQL;
+- :mod:`~critiquebench.analysis.stats`: the case bootstrap, McNemar, acceptance, power;
+- :mod:`~critiquebench.analysis.report`: the ``RunReport`` model and the SQL that fills it
+  (per-arm summaries, curves, cost, resampling, trigger metrics, paired runs);
+- :mod:`~critiquebench.analysis.render`: terminal, Markdown, HTML and the files of a run;
+- ``_selftest``: planted-effect runs through the pipeline, views and report, to check
+  the statistics' coverage (``critiquebench selftest``).
+
+Each room depends only on the ones listed before it. Every name is imported on first
+use (PEP 562): the run's process needs the DuckDB views (``connect``) but not the
+charts, statistics and templates, which load altair, scipy and Jinja2 (1.6 s and
+~150 MiB together).
 """
 
 from typing import TYPE_CHECKING
@@ -10,148 +19,163 @@ from typing import TYPE_CHECKING
 from critiquebench._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from critiquebench.analysis._charts import Figure, figure_svg
-    from critiquebench.analysis._cost import (
-        CallCost,
-        CostSummary,
-        Price,
-        PriceFileError,
-        PriceTable,
-        StoredPrices,
-        call_cost,
-        cost_per_defect_removed,
-        cost_summary,
-        load_prices,
-        stored_prices,
+    from critiquebench.analysis._selftest import (
+        DEFAULT_PARAMS,
+        SelftestResult,
+        SelftestSettings,
+        run_experiment,
+        run_selftest,
+        selftest_table,
+        simulate_selftest,
     )
-    from critiquebench.analysis._curve import (
-        IterationCurve,
-        TokensPoint,
-        iteration_curve,
-        pass_rate_vs_tokens,
-    )
-    from critiquebench.analysis._figures import report_figures
-    from critiquebench.analysis._format import inert, markdown_code
-    from critiquebench.analysis._html import html_report
-    from critiquebench.analysis._lessons import lessons_markdown
-    from critiquebench.analysis._outputs import (
+    from critiquebench.analysis.render import (
+        LESSONS_FILE,
+        Figure,
         ReportFiles,
+        StoryError,
+        UnitStory,
+        artifact_rows,
+        comparison_table,
+        figure_svg,
+        html_report,
+        inert,
+        lessons_markdown,
+        load_stories,
+        markdown_code,
+        not_measured_lines,
+        project_lessons_markdown,
         render_html_report,
+        render_side_by_side,
+        render_story,
+        render_units,
+        report_figures,
+        report_markdown,
+        sensitivity_lines,
+        summary_table,
+        unit_list,
+        update_project_lessons,
+        vega_bundle,
+        verdict_lines,
         write_report_files,
         write_reports,
     )
-    from critiquebench.analysis._paired import (
-        PairedComparison,
-        PairingRefused,
-        comparison_json,
-        paired_comparison,
-        paired_table,
-    )
-    from critiquebench.analysis._project_lessons import (
-        LESSONS_FILE,
-        project_lessons_markdown,
-        update_project_lessons,
-    )
-    from critiquebench.analysis._report import arm_summaries, build_report, with_run_state
-    from critiquebench.analysis._report_types import (
+    from critiquebench.analysis.report import (
         FAILURE_RULE,
         REPORT_VERSION,
         ArmCurves,
         ArmSensitivity,
         ArmSummary,
+        CallCost,
+        CostSummary,
         EscalatedUnit,
         FailedUnit,
+        IterationCurve,
         MissingUnit,
+        PairedComparison,
+        PairingRefused,
+        Price,
+        PriceFileError,
+        PriceTable,
         ReportFormatError,
         RunCost,
         RunMeta,
         RunReport,
+        StoredPrices,
+        TokensPoint,
+        arm_summaries,
+        build_report,
+        call_cost,
+        comparison_json,
+        cost_per_defect_removed,
+        cost_summary,
+        iteration_curve,
+        load_prices,
+        paired_comparison,
+        paired_table,
+        pass_rate_vs_tokens,
         read_report,
+        stored_prices,
+        with_run_state,
     )
-    from critiquebench.analysis._sql import interactive_help, query_table
-    from critiquebench.analysis._stats import (
+    from critiquebench.analysis.stats import (
         MIN_CASES,
         Acceptance,
         McNemarResult,
         MeanEstimate,
+        PowerResult,
         ReductionEstimate,
         acceptance,
         cluster_bootstrap_mean,
         cluster_bootstrap_reduction,
         clustered_mcnemar,
         decide_acceptance,
+        estimate_power,
         mcnemar_exact,
+        min_cases_for_power,
         paired_bootstrap_reduction,
+        params_for_effect,
+        power_table,
+        simulate_defects,
     )
-    from critiquebench.analysis._terminal import (
-        artifact_rows,
-        comparison_table,
-        report_markdown,
-        summary_table,
-        verdict_lines,
-    )
-    from critiquebench.analysis._transcript_view import (
-        StoryError,
-        UnitStory,
-        load_stories,
-        render_side_by_side,
-        render_story,
-        render_units,
-        unit_list,
-    )
-    from critiquebench.analysis._views import (
+    from critiquebench.analysis.views import (
         connect,
+        define_tables,
+        interactive_help,
         latest_run,
+        query_table,
         read_only_connection,
         reload_table,
         table_files,
         views_sql,
     )
-    from critiquebench.analysis._withheld import not_measured_lines, sensitivity_lines
 
 _LAZY = {
-    **dict.fromkeys(("Figure", "figure_svg"), "_charts"),
     **dict.fromkeys(
         (
-            "CallCost",
-            "CostSummary",
-            "Price",
-            "PriceFileError",
-            "PriceTable",
-            "StoredPrices",
-            "call_cost",
-            "cost_per_defect_removed",
-            "cost_summary",
-            "load_prices",
-            "stored_prices",
+            "DEFAULT_PARAMS",
+            "SelftestResult",
+            "SelftestSettings",
+            "run_experiment",
+            "run_selftest",
+            "selftest_table",
+            "simulate_selftest",
         ),
-        "_cost",
-    ),
-    **dict.fromkeys(
-        (
-            "IterationCurve",
-            "TokensPoint",
-            "iteration_curve",
-            "pass_rate_vs_tokens",
-        ),
-        "_curve",
-    ),
-    "report_figures": "_figures",
-    **dict.fromkeys(("inert", "markdown_code"), "_format"),
-    "html_report": "_html",
-    "lessons_markdown": "_lessons",
-    **dict.fromkeys(
-        ("ReportFiles", "render_html_report", "write_report_files", "write_reports"), "_outputs"
+        "_selftest",
     ),
     **dict.fromkeys(
         (
             "LESSONS_FILE",
+            "Figure",
+            "ReportFiles",
+            "StoryError",
+            "UnitStory",
+            "artifact_rows",
+            "comparison_table",
+            "figure_svg",
+            "html_report",
+            "inert",
+            "lessons_markdown",
+            "load_stories",
+            "markdown_code",
+            "not_measured_lines",
             "project_lessons_markdown",
+            "render_html_report",
+            "render_side_by_side",
+            "render_story",
+            "render_units",
+            "report_figures",
+            "report_markdown",
+            "sensitivity_lines",
+            "summary_table",
+            "unit_list",
             "update_project_lessons",
+            "verdict_lines",
+            "write_report_files",
+            "write_reports",
+            "vega_bundle",
         ),
-        "_project_lessons",
+        "render",
     ),
-    **dict.fromkeys(("arm_summaries", "build_report", "with_run_state"), "_report"),
     **dict.fromkeys(
         (
             "FAILURE_RULE",
@@ -159,18 +183,40 @@ _LAZY = {
             "ArmCurves",
             "ArmSensitivity",
             "ArmSummary",
+            "CallCost",
+            "CostSummary",
             "EscalatedUnit",
             "FailedUnit",
+            "IterationCurve",
             "MissingUnit",
+            "PairedComparison",
+            "PairingRefused",
+            "Price",
+            "PriceFileError",
+            "PriceTable",
             "ReportFormatError",
             "RunCost",
             "RunMeta",
             "RunReport",
+            "StoredPrices",
+            "TokensPoint",
+            "arm_summaries",
+            "build_report",
+            "call_cost",
+            "comparison_json",
+            "cost_per_defect_removed",
+            "cost_summary",
+            "iteration_curve",
+            "load_prices",
+            "paired_comparison",
+            "paired_table",
+            "pass_rate_vs_tokens",
             "read_report",
+            "stored_prices",
+            "with_run_state",
         ),
-        "_report_types",
+        "report",
     ),
-    **dict.fromkeys(("interactive_help", "query_table"), "_sql"),
     **dict.fromkeys(
         (
             "MIN_CASES",
@@ -185,57 +231,34 @@ _LAZY = {
             "decide_acceptance",
             "mcnemar_exact",
             "paired_bootstrap_reduction",
+            "PowerResult",
+            "estimate_power",
+            "min_cases_for_power",
+            "params_for_effect",
+            "power_table",
+            "simulate_defects",
         ),
-        "_stats",
-    ),
-    **dict.fromkeys(
-        (
-            "artifact_rows",
-            "comparison_table",
-            "report_markdown",
-            "summary_table",
-            "verdict_lines",
-        ),
-        "_terminal",
+        "stats",
     ),
     **dict.fromkeys(
         (
             "connect",
+            "interactive_help",
             "latest_run",
+            "query_table",
             "read_only_connection",
             "reload_table",
             "table_files",
             "views_sql",
+            "define_tables",
         ),
-        "_views",
-    ),
-    **dict.fromkeys(("not_measured_lines", "sensitivity_lines"), "_withheld"),
-    **dict.fromkeys(
-        (
-            "PairedComparison",
-            "PairingRefused",
-            "comparison_json",
-            "paired_comparison",
-            "paired_table",
-        ),
-        "_paired",
-    ),
-    **dict.fromkeys(
-        (
-            "StoryError",
-            "UnitStory",
-            "load_stories",
-            "render_side_by_side",
-            "render_story",
-            "render_units",
-            "unit_list",
-        ),
-        "_transcript_view",
+        "views",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "DEFAULT_PARAMS",
     "FAILURE_RULE",
     "LESSONS_FILE",
     "MIN_CASES",
@@ -255,6 +278,7 @@ __all__ = [
     "MissingUnit",
     "PairedComparison",
     "PairingRefused",
+    "PowerResult",
     "Price",
     "PriceFileError",
     "PriceTable",
@@ -264,6 +288,8 @@ __all__ = [
     "RunCost",
     "RunMeta",
     "RunReport",
+    "SelftestResult",
+    "SelftestSettings",
     "StoredPrices",
     "StoryError",
     "TokensPoint",
@@ -282,6 +308,8 @@ __all__ = [
     "cost_per_defect_removed",
     "cost_summary",
     "decide_acceptance",
+    "define_tables",
+    "estimate_power",
     "figure_svg",
     "html_report",
     "inert",
@@ -293,11 +321,14 @@ __all__ = [
     "load_stories",
     "markdown_code",
     "mcnemar_exact",
+    "min_cases_for_power",
     "not_measured_lines",
     "paired_bootstrap_reduction",
     "paired_comparison",
     "paired_table",
+    "params_for_effect",
     "pass_rate_vs_tokens",
+    "power_table",
     "project_lessons_markdown",
     "query_table",
     "read_only_connection",
@@ -309,12 +340,18 @@ __all__ = [
     "render_units",
     "report_figures",
     "report_markdown",
+    "run_experiment",
+    "run_selftest",
+    "selftest_table",
     "sensitivity_lines",
+    "simulate_defects",
+    "simulate_selftest",
     "stored_prices",
     "summary_table",
     "table_files",
     "unit_list",
     "update_project_lessons",
+    "vega_bundle",
     "verdict_lines",
     "views_sql",
     "with_run_state",

@@ -32,10 +32,14 @@ from pathlib import Path
 import numpy as np
 from rich.table import Table
 
-from critiquebench.analysis._power import simulate_defects
-from critiquebench.analysis._report import build_report
-from critiquebench.analysis._stats import ReductionEstimate, acceptance, cluster_bootstrap_reduction
-from critiquebench.analysis._views import connect
+from critiquebench.analysis.report import build_report
+from critiquebench.analysis.stats import (
+    ReductionEstimate,
+    acceptance,
+    cluster_bootstrap_reduction,
+    simulate_defects,
+)
+from critiquebench.analysis.views import connect
 from critiquebench.judges import JudgeResult, PythonJudge
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import SimParams, SimProvider, true_reduction

@@ -24,7 +24,7 @@ from critiquebench.critics._verdict import (
     apply_policy,
     parse_critic_output,
 )
-from critiquebench.judges._artifact import PYTHON_FORMAT, ArtifactFormat, PythonFormat
+from critiquebench.judges import PYTHON_FORMAT, ArtifactFormat, PythonFormat
 from critiquebench.models import (
     CallContext,
     Completion,

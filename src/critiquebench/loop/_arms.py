@@ -30,7 +30,7 @@ BASELINE = "A"
 
 RESAMPLE = "R"
 """The fair baseline: fresh drafts at a loop's tokens; every loop is also measured
-against it (matched per unit, ``analysis/_resample.py``)."""
+against it (matched per unit, ``analysis/report/_resample.py``)."""
 
 
 class OwnLoop(Protocol):
@@ -200,6 +200,6 @@ BUILTIN_ARMS: dict[str, ArmSpec] = {
     )
 }
 """The built-in arms. R is the fair baseline a loop must beat: more samples at the
-same tokens (``analysis/_resample.py`` matches it to each loop per unit). C and D are
+same tokens (``analysis/report/_resample.py`` matches it to each loop per unit). C and D are
 critic-only: the judge's failures, run errors included, never reach their fixer
 (``RunConfig.run_error_feedback`` adds run errors)."""

@@ -17,7 +17,7 @@ every arm, so R's first draft is A's and B's (the comparison stays paired).
 Drawing past a loop's spend costs tokens but no fairness: a stopping rule that looks
 only at each draft's own cleanliness makes the run at budget ``T`` exactly the draws
 whose running tokens fit in ``T``, so the report matches R to each loop per unit
-afterwards (``analysis/_resample.py``) at that loop's tokens on the same unit.
+afterwards (``analysis/report/_resample.py``) at that loop's tokens on the same unit.
 """
 
 from __future__ import annotations

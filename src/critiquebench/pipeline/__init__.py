@@ -40,6 +40,7 @@ from critiquebench.pipeline._preflight import (
     check_replay_covers,
     check_same_experiment,
     check_sandbox,
+    like_settings,
     preflight,
 )
 from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, stop_requested
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
         Column,
         arrow_schema,
     )
-    from critiquebench.pipeline._store import ResultStore
+    from critiquebench.pipeline._store import ResultStore, atomic_write_text
     from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
 _RUN = (
@@ -105,7 +106,7 @@ _LAZY = {
         ),
         "_schema",
     ),
-    "ResultStore": "_store",
+    **dict.fromkeys(("ResultStore", "atomic_write_text"), "_store"),
     **dict.fromkeys(("PreparedStart", "RunHeadStart", "begin_run"), "_head_start"),
     **dict.fromkeys(_RUN, "_run"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
@@ -144,6 +145,7 @@ __all__ = [
     "UnitWritten",
     "UnknownRunError",
     "arrow_schema",
+    "atomic_write_text",
     "batch_label",
     "begin_run",
     "check_arms",
@@ -158,6 +160,7 @@ __all__ = [
     "expand_matrix",
     "finish_run",
     "landed_units",
+    "like_settings",
     "new_run_id",
     "owner_json",
     "owner_path",

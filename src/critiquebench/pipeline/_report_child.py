@@ -18,11 +18,11 @@ from critiquebench.analysis import (
     build_report,
     connect,
     load_prices,
+    reload_table,
+    vega_bundle,
     with_run_state,
     write_report_files,
 )
-from critiquebench.analysis._charts import vega_bundle
-from critiquebench.analysis._views import reload_table
 from critiquebench.warm_child import ChildResult, WarmChild, wait_for_parent
 
 REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)

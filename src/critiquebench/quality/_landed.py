@@ -22,7 +22,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from critiquebench.analysis._views import define_tables, table_files
+from critiquebench.analysis import define_tables, table_files
 from critiquebench.pipeline import TABLES
 
 FileId = tuple[int, int, int]

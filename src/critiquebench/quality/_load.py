@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from critiquebench.analysis._views import connect
+from critiquebench.analysis import connect
 from critiquebench.pipeline import TABLES
 
 Frame = Any

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from critiquebench.analysis import build_report, connect
-from critiquebench.analysis._html import html_report
-from critiquebench.analysis._report_types import RunReport
-from critiquebench.analysis._terminal import verdict_lines
+from critiquebench.analysis.render._html import html_report
+from critiquebench.analysis.render._terminal import verdict_lines
+from critiquebench.analysis.report._report_types import RunReport
 from critiquebench.judges import COUNT_BOUND, PythonJudge, StaticSettings
 from critiquebench.loop import LoopDependencies, run_loop
 from critiquebench.models import ScriptedProvider

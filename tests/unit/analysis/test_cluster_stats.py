@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from critiquebench.analysis._stats import (
+from critiquebench.analysis.stats._stats import (
     MIN_CASES,
     ReductionEstimate,
     acceptance,

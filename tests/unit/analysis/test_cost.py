@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from critiquebench.analysis._cost import (
+from critiquebench.analysis.report._cost import (
     CallCost,
     Price,
     PriceFileError,

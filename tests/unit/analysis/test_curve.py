@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from critiquebench.analysis._curve import iteration_curve, pass_rate_vs_tokens
+from critiquebench.analysis.report._curve import iteration_curve, pass_rate_vs_tokens
 
 # Defects per iteration of four units. Carried forward to 4 rounds they are
 #   u0: 3 1 0 0    u1: 2 2 2 2    u2: 0 1 0 0    u3: 1 1 1 1

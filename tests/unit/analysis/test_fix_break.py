@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from critiquebench.analysis import build_report, connect, html_report, verdict_lines, views_sql
-from critiquebench.analysis._fix_break import FixBreakRound
-from critiquebench.analysis._report_types import RunReport
+from critiquebench.analysis.report._report_types import RunReport
+from critiquebench.analysis.views._fix_break import FixBreakRound
 from tests.unit.analysis.synthetic_run import Call, FakeUnit, write_run
 
 

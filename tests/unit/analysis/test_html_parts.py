@@ -18,8 +18,8 @@ from critiquebench.analysis import (
     report_figures,
     verdict_lines,
 )
-from critiquebench.analysis._charts import point_labels
-from critiquebench.analysis._format import halt_explanation
+from critiquebench.analysis.render._charts import point_labels
+from critiquebench.analysis.render._format import halt_explanation
 from tests.unit.analysis.synthetic_run import Call, FakeUnit, write_run
 from tests.unit.analysis.test_report import PRICES, units
 

@@ -19,7 +19,7 @@ from critiquebench.analysis import (
     html_report,
     report_markdown,
 )
-from critiquebench.analysis._terminal import _cells, headers, summary_table
+from critiquebench.analysis.render._terminal import _cells, headers, summary_table
 from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 
 

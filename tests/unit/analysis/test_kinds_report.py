@@ -8,8 +8,8 @@ import pytest
 from rich.console import Console
 
 from critiquebench.analysis import build_report, connect
-from critiquebench.analysis._html import html_report
-from critiquebench.analysis._terminal import summary_table
+from critiquebench.analysis.render._html import html_report
+from critiquebench.analysis.render._terminal import summary_table
 from critiquebench.judges import PythonJudge, StaticSettings
 from critiquebench.loop import LoopDependencies, run_loop
 from critiquebench.models import ScriptedProvider

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from critiquebench.analysis._power import (
+from critiquebench.analysis.stats._power import (
     estimate_power,
     min_cases_for_power,
     params_for_effect,

@@ -9,7 +9,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from critiquebench.analysis import connect
-from critiquebench.analysis._views import define_tables, table_files
+from critiquebench.analysis.views._views import define_tables, table_files
 from critiquebench.pipeline import SCHEMA_VERSION, TABLES, ResultStore
 from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 

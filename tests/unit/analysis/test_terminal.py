@@ -23,7 +23,7 @@ from critiquebench.analysis import (
     summary_table,
     verdict_lines,
 )
-from critiquebench.analysis._terminal import _cells, headers
+from critiquebench.analysis.render._terminal import _cells, headers
 from tests.unit.analysis.synthetic_run import write_run
 from tests.unit.analysis.test_report import PRICES, units
 

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from critiquebench.analysis import RunReport, build_report, connect, html_report, report_markdown
-from critiquebench.analysis._terminal import summary_table
-from critiquebench.analysis._trigger_metrics import trigger_metrics, trigger_rates
+from critiquebench.analysis.render._terminal import summary_table
+from critiquebench.analysis.report._trigger_metrics import trigger_metrics, trigger_rates
 from critiquebench.judges import Failure, JudgeResult, JudgeSet, artifact_format
 from critiquebench.loop import LoopDependencies, run_loop
 from critiquebench.models import ScriptedProvider

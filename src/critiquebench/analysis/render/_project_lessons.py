@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from critiquebench.analysis._report_types import FailureKindCount, RunReport
-from critiquebench.pipeline._store import atomic_write_text
+from critiquebench.analysis.report import FailureKindCount, RunReport
+from critiquebench.pipeline import atomic_write_text
 
 LESSONS_FILE = "LESSONS.md"
 STATE_FILE = "lessons.json"

@@ -15,8 +15,12 @@ import numpy as np
 from numpy.typing import NDArray
 from rich.table import Table
 
-from critiquebench.analysis._stats import MIN_CASES, cluster_bootstrap_reduction, decide_acceptance
-from critiquebench.models._sim import SimParams, shift_probability, true_reduction
+from critiquebench.analysis.stats._stats import (
+    MIN_CASES,
+    cluster_bootstrap_reduction,
+    decide_acceptance,
+)
+from critiquebench.models import SimParams, shift_probability, true_reduction
 
 # Cases tried by min_cases_for_power, smallest first.
 CASE_GRID = (10, 15, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640)

@@ -13,7 +13,7 @@ import duckdb
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis._views import read_only_connection, views_sql
+from critiquebench.analysis.views._views import read_only_connection, views_sql
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
 

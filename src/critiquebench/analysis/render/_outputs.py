@@ -10,13 +10,11 @@ from pathlib import Path
 
 import duckdb
 
-from critiquebench.analysis._cost import PriceTable
-from critiquebench.analysis._html import html_report
-from critiquebench.analysis._lessons import lessons_markdown
-from critiquebench.analysis._project_lessons import update_project_lessons
-from critiquebench.analysis._report import build_report
-from critiquebench.analysis._report_types import REPORT_JSON, RunReport
-from critiquebench.analysis._views import connect
+from critiquebench.analysis.render._html import html_report
+from critiquebench.analysis.render._lessons import lessons_markdown
+from critiquebench.analysis.render._project_lessons import update_project_lessons
+from critiquebench.analysis.report import REPORT_JSON, PriceTable, RunReport, build_report
+from critiquebench.analysis.views import connect
 from critiquebench.pipeline import ResultStore
 from critiquebench.project import DEFAULT_TARGET
 

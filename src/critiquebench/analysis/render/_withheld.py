@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from critiquebench.analysis._format import inert, pct
-from critiquebench.analysis._report_types import ArmSensitivity, RunReport
+from critiquebench.analysis.render._format import inert, pct
+from critiquebench.analysis.report import ArmSensitivity, RunReport
 
 Quote = Callable[[str], str]
 _MISSING_REASON = "no rows: the unit never finished (the run was stopped, killed or raised)"

@@ -7,9 +7,9 @@ look worse for it.
 
 from __future__ import annotations
 
-from critiquebench.analysis._format import halt_explanation, markdown_code
-from critiquebench.analysis._report_types import RunReport
-from critiquebench.analysis._withheld import not_measured_lines
+from critiquebench.analysis.render._format import halt_explanation, markdown_code
+from critiquebench.analysis.render._withheld import not_measured_lines
+from critiquebench.analysis.report import RunReport
 
 BASELINE = "A"  # the arm with no fix edge: its first draft is its answer
 

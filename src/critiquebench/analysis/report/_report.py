@@ -15,21 +15,18 @@ from typing import Any
 
 import duckdb
 
-from critiquebench.analysis import _report_rows as parts
-from critiquebench.analysis import _report_sql as sql
-from critiquebench.analysis._canary import CANARIES, canary_rates, ordinary_rows
-from critiquebench.analysis._cost import (
+from critiquebench.analysis.report import _report_rows as parts
+from critiquebench.analysis.report import _report_sql as sql
+from critiquebench.analysis.report._cost import (
     CallCost,
     CostSummary,
     PriceTable,
     cost_per_defect_removed,
     cost_summary,
 )
-from critiquebench.analysis._cost_curve import cost_curve
-from critiquebench.analysis._critic_accuracy import CRITIC_ACCURACY, critic_accuracy
-from critiquebench.analysis._fix_break import FIX_BREAK, fix_break_rounds
-from critiquebench.analysis._report_rows import ByCase, GroupMeans, Paired
-from critiquebench.analysis._report_types import (
+from critiquebench.analysis.report._cost_curve import cost_curve
+from critiquebench.analysis.report._report_rows import ByCase, GroupMeans, Paired
+from critiquebench.analysis.report._report_types import (
     FAILURE_RULE,
     ArmSensitivity,
     ArmSummary,
@@ -39,8 +36,10 @@ from critiquebench.analysis._report_types import (
     Statistics,
     withhold_verdicts,
 )
-from critiquebench.analysis._resample import MATCHED, resample_comparisons
-from critiquebench.analysis._stats import (
+from critiquebench.analysis.report._resample import MATCHED, resample_comparisons
+from critiquebench.analysis.report._trigger_metrics import trigger_metrics
+from critiquebench.analysis.report._unmeasured import Unmeasured, fill_matrix
+from critiquebench.analysis.stats import (
     MIN_CASES,
     McNemarResult,
     MeanEstimate,
@@ -50,8 +49,15 @@ from critiquebench.analysis._stats import (
     clustered_mcnemar,
     decide_acceptance,
 )
-from critiquebench.analysis._trigger_metrics import trigger_metrics
-from critiquebench.analysis._unmeasured import Unmeasured, fill_matrix
+from critiquebench.analysis.views import (
+    CANARIES,
+    CRITIC_ACCURACY,
+    FIX_BREAK,
+    canary_rates,
+    critic_accuracy,
+    fix_break_rounds,
+    ordinary_rows,
+)
 from critiquebench.loop import describe_arms
 from critiquebench.project import DEFAULT_TARGET
 

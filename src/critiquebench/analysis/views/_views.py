@@ -17,10 +17,10 @@ from typing import Literal
 import duckdb
 import pyarrow as pa
 
-from critiquebench.analysis._canary import VIEWS as CANARY_VIEWS
-from critiquebench.analysis._critic_accuracy import VIEWS as CRITIC_VIEWS
-from critiquebench.analysis._fix_break import VIEWS as ROUND_VIEWS
-from critiquebench.analysis._kind_views import VIEWS as KIND_VIEWS
+from critiquebench.analysis.views._canary import VIEWS as CANARY_VIEWS
+from critiquebench.analysis.views._critic_accuracy import VIEWS as CRITIC_VIEWS
+from critiquebench.analysis.views._fix_break import VIEWS as ROUND_VIEWS
+from critiquebench.analysis.views._kind_views import VIEWS as KIND_VIEWS
 from critiquebench.loop import RENAMED_HALTS
 from critiquebench.pipeline import SCHEMA_VERSION, SIDE_TABLES, TABLES, arrow_schema
 

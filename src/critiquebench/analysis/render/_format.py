@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis.report import ArmSummary, RunReport
 from critiquebench.judges import inert_text, is_full_sandbox, markdown_code_span
 
 _INERT_LIMIT = 500

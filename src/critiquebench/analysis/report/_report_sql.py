@@ -20,7 +20,7 @@ too.
 
 from __future__ import annotations
 
-from critiquebench.analysis._kind_views import DEFECTS_BY_KIND_VIEW, TRIGGER_DECISIONS_VIEW
+from critiquebench.analysis.views import DEFECTS_BY_KIND_VIEW, TRIGGER_DECISIONS_VIEW
 
 # ``measured``: every unit with a measurement. ``valid``: those of the (case, rep)
 # pairs every arm with a measured unit measured, so per-arm rows cover the same cases.

@@ -22,8 +22,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from critiquebench.analysis._bootstrap import bca_interval, resampled_sums
-from critiquebench.analysis._mcnemar import McNemarResult, clustered_mcnemar, mcnemar_exact
+from critiquebench.analysis.stats._bootstrap import bca_interval, resampled_sums
+from critiquebench.analysis.stats._mcnemar import McNemarResult, clustered_mcnemar, mcnemar_exact
 from critiquebench.project import DEFAULT_TARGET
 
 __all__ = [

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.analysis._stats import (
+from critiquebench.analysis.stats import (
     MeanEstimate,
     ReductionEstimate,
     cluster_bootstrap_mean,

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from critiquebench.analysis._curve import _carried
-from critiquebench.analysis._stats import MeanEstimate, cluster_bootstrap_mean
-
-if TYPE_CHECKING:
-    from critiquebench.analysis._charts import Figure
+from critiquebench.analysis.report._curve import _carried
+from critiquebench.analysis.stats import MeanEstimate, cluster_bootstrap_mean
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,57 +67,6 @@ def cost_curve(
                 )
             )
     return tuple(points)
-
-
-def _rows(points: Sequence[CostPoint]) -> list[dict[str, Any]]:
-    return [
-        {
-            "arm": p.arm, "round": p.round, "mean_tokens": p.mean_tokens,
-            "measure": measure, "value": estimate.mean, "low": estimate.low,
-            "high": estimate.high,
-        }
-        for p in points
-        for measure, estimate in (("pass rate", p.pass_rate), ("mean defects", p.mean_defects))
-    ]  # fmt: skip
-
-
-def cost_curve_figure(points: Sequence[CostPoint]) -> Figure:
-    """Pass rate and mean defects against tokens, every arm on the same axis, with the
-    interval of each point as a bar."""
-    # Imported here: the report's types read this module, and reading a report must
-    # not load the charting libraries.
-    import altair as alt
-
-    from critiquebench.analysis._charts import Figure
-
-    base = alt.Chart(alt.InlineData(values=_rows(points))).encode(
-        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit"),
-        color=alt.Color("arm:N", title="arm"),
-    )
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=None),
-        order="round:O",
-        tooltip=[
-            "arm:N", "round:O", alt.Tooltip("mean_tokens:Q", format=",.0f"),
-            alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
-            alt.Tooltip("high:Q", format=".2f"),
-        ],
-    )  # fmt: skip
-    bars = base.mark_rule().encode(y="low:Q", y2="high:Q")
-    chart = (
-        (line + bars)
-        .properties(width=340, height=200)
-        .facet(column=alt.Column("measure:N", title=None))
-        .resolve_scale(y="independent")
-    )
-    spec: dict[str, Any] = chart.properties(title="Cost-matched curves").to_dict()
-    caption = (
-        "Pass rate (no measured defect of any kind) and mean defects of the answer kept "
-        "against the tokens spent so far, one point per round of each arm (arm R: per "
-        "fresh draft), with the case-bootstrap interval at each point: a loop beats "
-        "resampling where its curve lies above R's at the same tokens."
-    )
-    return Figure("cost_curve", spec, caption, wide=True)
 
 
 def cost_curve_line(points: Sequence[CostPoint], arm: str) -> str | None:

@@ -22,9 +22,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis._cost import PriceTable, call_cost
-from critiquebench.analysis._mcnemar import McNemarResult, clustered_mcnemar
-from critiquebench.analysis._stats import MeanEstimate, cluster_bootstrap_mean
+from critiquebench.analysis.report._cost import PriceTable, call_cost
+from critiquebench.analysis.stats import (
+    McNemarResult,
+    MeanEstimate,
+    cluster_bootstrap_mean,
+    clustered_mcnemar,
+)
 
 Key = tuple[str, str, int]  # case, arm, rep
 

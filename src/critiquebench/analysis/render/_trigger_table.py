@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from critiquebench.analysis._report_types import RunReport
-from critiquebench.analysis._trigger_metrics import TriggerMetrics
+from critiquebench.analysis.report import RunReport, TriggerMetrics
 
 UNDEFINED = "—"
 """A rate with no denominator: precision when nothing triggered, a rate without cases."""

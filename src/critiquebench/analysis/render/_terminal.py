@@ -9,11 +9,7 @@ from rich.measure import Measurement
 from rich.table import Column, Table
 from rich.text import Text
 
-from critiquebench.analysis._canary import canary_text
-from critiquebench.analysis._cost_curve import cost_curve_line
-from critiquebench.analysis._critic_accuracy import critic_accuracy_text
-from critiquebench.analysis._fix_break import fix_break_text
-from critiquebench.analysis._format import (
+from critiquebench.analysis.render._format import (
     cost_note,
     defects_text,
     halt_explanation,
@@ -27,15 +23,21 @@ from critiquebench.analysis._format import (
     sandbox_warning,
     usd,
 )
-from critiquebench.analysis._report_types import ArmSummary, RunReport
-from critiquebench.analysis._resample import reduction_against_text, resample_lines
-from critiquebench.analysis._trigger_table import trigger_markdown, trigger_table
-from critiquebench.analysis._withheld import (
+from critiquebench.analysis.render._trigger_table import trigger_markdown, trigger_table
+from critiquebench.analysis.render._withheld import (
     Quote,
     not_measured_lines,
     sensitivity_text,
     withheld_arms,
 )
+from critiquebench.analysis.report import (
+    ArmSummary,
+    RunReport,
+    cost_curve_line,
+    reduction_against_text,
+    resample_lines,
+)
+from critiquebench.analysis.views import canary_text, critic_accuracy_text, fix_break_text
 
 # The per-group means' header is the run's groups (e.g. "tests/lint/types" or "sql"):
 # this placeholder stands for it until a report is known.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.analysis._report_types import MissingUnit, RunMeta
+from critiquebench.analysis.report._report_types import MissingUnit, RunMeta
 
 Rows = list[tuple[Any, ...]]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.analysis._curve import iteration_curve, pass_rate_vs_tokens
-from critiquebench.analysis._report_types import (
+from critiquebench.analysis.report._curve import iteration_curve, pass_rate_vs_tokens
+from critiquebench.analysis.report._report_types import (
     ArmCurves,
     EscalatedUnit,
     FailedUnit,

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.analysis._canary import CONFIDENCE, wilson_interval
+from critiquebench.analysis.views._canary import CONFIDENCE, wilson_interval
 
 CRITIC_ACCURACY_VIEW = """
 SELECT run_id, arm,

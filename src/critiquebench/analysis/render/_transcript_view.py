@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis._views import READABLE_TABLES, define_tables, table_files
+from critiquebench.analysis.views import READABLE_TABLES, define_tables, table_files
 
 EXCERPT_LINES = 12
 """Lines of a prompt shown in a round (its end: where the request and feedback are)."""

@@ -9,12 +9,9 @@ from importlib import resources
 import jinja2
 from markupsafe import Markup
 
-from critiquebench.analysis import _charts
-from critiquebench.analysis._canary import canary_text
-from critiquebench.analysis._critic_accuracy import critic_accuracy_text
-from critiquebench.analysis._figures import report_figures
-from critiquebench.analysis._fix_break import fix_break_cells
-from critiquebench.analysis._format import (
+from critiquebench.analysis.render import _charts
+from critiquebench.analysis.render._figures import report_figures
+from critiquebench.analysis.render._format import (
     cost_note,
     halt_explanation,
     inert,
@@ -27,15 +24,15 @@ from critiquebench.analysis._format import (
     usd,
     verdict_sentence,
 )
-from critiquebench.analysis._report_types import ArmSummary, RunReport
-from critiquebench.analysis._resample import resample_lines
-from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
-from critiquebench.analysis._withheld import (
+from critiquebench.analysis.render._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
+from critiquebench.analysis.render._withheld import (
     excluded_by_arm,
     excluded_summary,
     sensitivity_text,
     withheld_arms,
 )
+from critiquebench.analysis.report import ArmSummary, RunReport, resample_lines
+from critiquebench.analysis.views import canary_text, critic_accuracy_text, fix_break_cells
 
 _KINDS = "<kinds>"  # the run's defect groups, e.g. "tests/lint/types kept"
 _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI",
@@ -46,7 +43,7 @@ _HEADERS = ("arm", "n", "cases", "defects first draft", "defects kept", "95% CI"
 
 @functools.cache
 def _template() -> jinja2.Template:
-    source = resources.files("critiquebench.analysis").joinpath("templates/report.html.j2")
+    source = resources.files("critiquebench.analysis.render").joinpath("templates/report.html.j2")
     environment = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True
     )

@@ -21,14 +21,12 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from critiquebench.analysis._canary import CanaryRate
-from critiquebench.analysis._cost_curve import CostPoint
-from critiquebench.analysis._critic_accuracy import CriticAccuracy
-from critiquebench.analysis._curve import IterationCurve, TokensPoint
-from critiquebench.analysis._fix_break import FixBreakRound
-from critiquebench.analysis._resample import ResampleComparison
-from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
-from critiquebench.analysis._trigger_metrics import TriggerMetrics
+from critiquebench.analysis.report._cost_curve import CostPoint
+from critiquebench.analysis.report._curve import IterationCurve, TokensPoint
+from critiquebench.analysis.report._resample import ResampleComparison
+from critiquebench.analysis.report._trigger_metrics import TriggerMetrics
+from critiquebench.analysis.stats import McNemarResult, MeanEstimate, ReductionEstimate
+from critiquebench.analysis.views import CanaryRate, CriticAccuracy, FixBreakRound
 from critiquebench.pipeline import ResultStore
 
 # Bump when a field changes meaning or shape; readers refuse other versions.

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from critiquebench.analysis._charts import (
+from critiquebench.analysis.render._charts import (
     CostAxis,
     Figure,
     cost_chart,
+    cost_curve_chart,
     curve_chart,
     defects_chart,
     halts_chart,
     tokens_chart,
 )
-from critiquebench.analysis._cost_curve import cost_curve_figure
-from critiquebench.analysis._format import halt_explanation
-from critiquebench.analysis._report_types import ArmSummary, RunReport
+from critiquebench.analysis.render._format import halt_explanation
+from critiquebench.analysis.report import ArmSummary, CostPoint, RunReport
 
 _CURVE_NOTE = (
     "Kept = the answer the loop returns if stopped after that round (its best attempt "
@@ -89,6 +90,30 @@ def _tokens_caption(points: list[dict[str, Any]]) -> str:
     if points and not any(point["mean_tokens"] for point in points):
         caption += " No tokens were counted (e.g. replayed answers), so every round sits at 0."
     return caption
+
+
+def _cost_curve_rows(points: Sequence[CostPoint]) -> list[dict[str, Any]]:
+    return [
+        {
+            "arm": p.arm, "round": p.round, "mean_tokens": p.mean_tokens,
+            "measure": measure, "value": estimate.mean, "low": estimate.low,
+            "high": estimate.high,
+        }
+        for p in points
+        for measure, estimate in (("pass rate", p.pass_rate), ("mean defects", p.mean_defects))
+    ]  # fmt: skip
+
+
+def cost_curve_figure(points: Sequence[CostPoint]) -> Figure:
+    """The cost-matched curves of a report (``RunReport.cost_curve``) with their caption."""
+    spec = cost_curve_chart(_cost_curve_rows(points))
+    caption = (
+        "Pass rate (no measured defect of any kind) and mean defects of the answer kept "
+        "against the tokens spent so far, one point per round of each arm (arm R: per "
+        "fresh draft), with the case-bootstrap interval at each point: a loop beats "
+        "resampling where its curve lies above R's at the same tokens."
+    )
+    return Figure("cost_curve", spec, caption, wide=True)
 
 
 def report_figures(report: RunReport) -> list[Figure]:

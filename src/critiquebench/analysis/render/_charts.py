@@ -242,6 +242,34 @@ def _vl_version() -> str:
     return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
 
 
+def cost_curve_chart(rows: Rows) -> dict[str, Any]:
+    """Pass rate and mean defects against tokens, every arm on the same axis, with the
+    interval of each point as a bar (rows: arm, round, mean_tokens, measure, value, low,
+    high)."""
+    base = alt.Chart(alt.InlineData(values=list(rows))).encode(
+        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit"),
+        color=alt.Color("arm:N", title="arm"),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("value:Q", title=None),
+        order="round:O",
+        tooltip=[
+            "arm:N", "round:O", alt.Tooltip("mean_tokens:Q", format=",.0f"),
+            alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
+            alt.Tooltip("high:Q", format=".2f"),
+        ],
+    )  # fmt: skip
+    bars = base.mark_rule().encode(y="low:Q", y2="high:Q")
+    chart = (
+        (line + bars)
+        .properties(width=340, height=200)
+        .facet(column=alt.Column("measure:N", title=None))
+        .resolve_scale(y="independent")
+    )
+    spec: dict[str, Any] = chart.properties(title="Cost-matched curves").to_dict()
+    return spec
+
+
 def figure_svg(figure: Figure) -> str:
     """The chart drawn as static SVG (for notebooks and files), with no browser."""
     svg: str = vl_convert.vegalite_to_svg(figure.spec, vl_version=_vl_version())
