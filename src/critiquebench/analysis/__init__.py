@@ -99,6 +99,14 @@ if TYPE_CHECKING:
         render_units,
         unit_list,
     )
+    from critiquebench.analysis._units_page import (
+        UNITS_FOLDER,
+        UnitRow,
+        UnitsPage,
+        story_html,
+        units_page,
+        write_units_page,
+    )
     from critiquebench.analysis._views import (
         connect,
         latest_run,
@@ -232,6 +240,10 @@ _LAZY = {
         ),
         "_transcript_view",
     ),
+    **dict.fromkeys(
+        ("UNITS_FOLDER", "UnitRow", "UnitsPage", "story_html", "units_page", "write_units_page"),
+        "_units_page",
+    ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
@@ -240,6 +252,7 @@ __all__ = [
     "LESSONS_FILE",
     "MIN_CASES",
     "REPORT_VERSION",
+    "UNITS_FOLDER",
     "Acceptance",
     "ArmCurves",
     "ArmSensitivity",
@@ -267,7 +280,9 @@ __all__ = [
     "StoredPrices",
     "StoryError",
     "TokensPoint",
+    "UnitRow",
     "UnitStory",
+    "UnitsPage",
     "acceptance",
     "arm_summaries",
     "artifact_rows",
@@ -311,13 +326,16 @@ __all__ = [
     "report_markdown",
     "sensitivity_lines",
     "stored_prices",
+    "story_html",
     "summary_table",
     "table_files",
     "unit_list",
+    "units_page",
     "update_project_lessons",
     "verdict_lines",
     "views_sql",
     "with_run_state",
     "write_report_files",
     "write_reports",
+    "write_units_page",
 ]

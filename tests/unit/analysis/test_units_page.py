@@ -1,0 +1,74 @@
+"""report.html's units table: the story of a case and rep as ``show`` tells it, made
+inert whatever the model wrote, and the flipped cases marked."""
+
+from __future__ import annotations
+
+import json
+
+from critiquebench.analysis import UnitRow, UnitsPage, UnitStory, story_html
+from critiquebench.analysis._transcript_view import CallStep, Round, round_blocks
+
+HOSTILE = '</script><script>alert("x")</script><b onmouseover=alert(1)>'
+
+
+def _round(iteration: int, reply: str, passed: int) -> Round:
+    return Round(
+        iteration=iteration,
+        calls=(
+            CallStep("actor" if iteration == 0 else "fixer", False, "do it", reply, None, None),
+        ),
+        artifact=reply,
+        checks_passed=passed,
+        checks_total=3,
+        defects_total=3 - passed,
+        failures=("[assertion] line 1 `assert f() == 1`: expected 1, got None",)
+        if passed < 3
+        else (),
+        critic_verdict=None,
+        critic_findings=(),
+        diff=() if iteration == 0 else ("-old", "+new"),
+    )
+
+
+def _story(arm: str, rounds: tuple[Round, ...], passed: bool) -> UnitStory:
+    return UnitStory("c<1>", arm, 0, "retry_limit", passed, 3, 0 if passed else 3, None, rounds)
+
+
+def test_the_arms_stand_side_by_side_round_by_round_and_nothing_is_markup() -> None:
+    a = _story("A", (_round(0, HOSTILE, 0),), passed=False)
+    b = _story("B", (_round(0, HOSTILE, 0), _round(1, "fixed", 3)), passed=True)
+    page = story_html([a, b])
+    assert "<script" not in page and "<b " not in page
+    assert "&lt;/script&gt;&lt;script&gt;alert(&#34;x&#34;)" in page
+    assert "<h3>c&lt;1&gt;  rep 0</h3>" in page
+    rows = page.split("<tr>")[1:]
+    assert [row.split("</th>")[0] for row in rows] == [
+        "<th>round", "<th>first draft", "<th>round 1", "<th>halt"
+    ]  # fmt: skip
+    # Round 1: A has none (an empty cell), B shows its fix, its checks and its diff.
+    assert '<td data-arm="A"></td>' in rows[2]
+    assert "checks: 3/3 passed; 0 defect(s) measured" in rows[2] and "+new" in rows[2]
+    # Every block the terminal prints is in the page, in the same order.
+    texts = [block.text for block in round_blocks(b.rounds[1])]
+    cell = rows[2].split('<td data-arm="B">')[1]
+    positions = [cell.index(text.replace(">", "&gt;")) for text in texts]
+    assert positions == sorted(positions)
+
+
+def test_rows_are_json_a_script_element_cannot_be_closed_by() -> None:
+    row = UnitRow(HOSTILE, "A", 0, "single_draft", False, True, 2, 0, 120, 0, True)
+    text = UnitsPage((row,), {}).rows_json()
+    assert "<" not in text
+    assert json.loads(text) == [[HOSTILE, "A", 0, "single_draft", False, True, 2, 0, 120, 0, True]]
+
+
+def test_a_case_flips_when_its_measured_arms_disagree_on_pass() -> None:
+    from dataclasses import replace
+
+    from critiquebench.analysis._units_page import flipped
+
+    a = _story("A", (_round(0, "x", 0),), passed=False)
+    b = _story("B", (_round(0, "x", 3),), passed=True)
+    assert flipped([a, b]) and not flipped([a, replace(b, passed=False)])
+    # A unit stopped by an infrastructure error was not measured: it flips nothing.
+    assert not flipped([replace(a, error="provider: timeout"), b])
