@@ -152,11 +152,11 @@ GROUP BY x.arm, case_id ORDER BY x.arm, case_id
 """
 )
 
-# Original tokens: a cache hit is priced at what the call cost when first made.
+# The experiment's tokens: a cache hit is priced at what the call cost when first made.
 CALLS = (
     _VALID
     + """
-SELECT c.arm, c.model, c.original_tokens_in, c.original_tokens_out, c.cached
+SELECT c.arm, c.model, c.experiment_tokens_in, c.experiment_tokens_out, c.cached
 FROM calls c JOIN valid v USING (arm, case_id, rep)
 WHERE c.run_id = $run_id
 ORDER BY c.arm, c.case_id, c.rep, c.call_index
@@ -172,7 +172,7 @@ ROUNDS = (
     + """
 , spent AS (
     SELECT arm, case_id, rep, iteration,
-           sum(original_tokens_in + original_tokens_out) AS tokens
+           sum(experiment_tokens_in + experiment_tokens_out) AS tokens
     FROM calls WHERE run_id = $run_id GROUP BY arm, case_id, rep, iteration
 ), steps AS (
     SELECT a.arm, a.case_id, a.rep, a.iteration, coalesce(a.defects_total, a.defects) AS defects,
