@@ -29,7 +29,7 @@ from critiquebench.analysis._format import (
 from critiquebench.analysis._report_types import ArmSummary, RunReport
 from critiquebench.analysis._resample import resample_lines
 from critiquebench.analysis._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
-from critiquebench.analysis._units_page import UNITS_FOLDER, UnitsPage
+from critiquebench.analysis._units_page import STORIES_PER_FILE, UNITS_FOLDER, UnitsPage
 from critiquebench.analysis._withheld import (
     excluded_by_arm,
     excluded_summary,
@@ -198,7 +198,8 @@ tr.flipped td:first-child { font-weight: 600; }
 @functools.cache
 def _units_script() -> str:
     source = resources.files("critiquebench.analysis").joinpath("templates/units.js")
-    return source.read_text(encoding="utf-8").replace("__FOLDER__", UNITS_FOLDER)
+    text = source.read_text(encoding="utf-8").replace("__FOLDER__", UNITS_FOLDER)
+    return text.replace("__PER_FILE__", str(STORIES_PER_FILE))
 
 
 def _units(page: UnitsPage | None) -> dict[str, object] | None:

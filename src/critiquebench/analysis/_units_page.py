@@ -1,9 +1,10 @@
 """report.html's units table and the stories its rows open, from ``show``'s story model.
 
-The page carries one small row per unit; each story (a case and rep, its arms side by
-side) is a script of its own in ``report_units/`` beside the page, loaded when a row
-is clicked. A page opened from ``file://`` may not ``fetch`` its neighbours, but it
-may load them as scripts; and a 1,000-unit run's page stays as small as its rows.
+The page carries one small row per unit; the stories (a case and rep, its arms side by
+side) are scripts in ``report_units/`` beside the page, ``STORIES_PER_FILE`` to a file,
+the file of a row loaded when the row is clicked. A page opened from ``file://`` may
+not ``fetch`` its neighbours, but it may load them as scripts; a 1,000-unit run's page
+stays as small as its rows, and its stories take a few files, not one per unit.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from critiquebench.pipeline import ResultStore
 
 UNITS_FOLDER = "report_units"
 """The folder beside report.html holding one story script per case and rep."""
+STORIES_PER_FILE = 25
+"""Stories (cases and reps) in one script: ~10 KB each on HumanEval, so a click loads
+a few hundred KB at most, and a 1,000-unit run writes ~20 files."""
 STORY_CALLBACK = "critiquebenchStory"
 """The function each story script calls with its group number and its HTML."""
 
@@ -60,7 +64,7 @@ class UnitsPage:
 
     rows: tuple[UnitRow, ...]
     scripts: dict[str, str]
-    """File name under ``UNITS_FOLDER`` -> its text."""
+    """File name under ``UNITS_FOLDER`` -> its text (``story_file``)."""
 
     def rows_json(self) -> str:
         """The rows as JSON safe inside a script element ("<" escaped)."""
@@ -104,6 +108,11 @@ def story_html(stories: Sequence[UnitStory]) -> str:
     return f'<h3>{escape(title)}</h3><table class="story">{"".join(rows)}</table>'
 
 
+def story_file(group: int) -> str:
+    """The script under ``UNITS_FOLDER`` holding story ``group`` (as the page computes it)."""
+    return f"{group // STORIES_PER_FILE}.js"
+
+
 def _script(group: int, html: str) -> str:
     # ensure_ascii and the escaped "<": the text is inert whatever the model wrote.
     payload = json.dumps(html).replace("<", "\\u003c")
@@ -135,7 +144,8 @@ def units_page(
             )
             for story in stories
         )
-        scripts[f"{group}.js"] = _script(group, story_html(stories))
+        name = story_file(group)
+        scripts[name] = scripts.get(name, "") + _script(group, story_html(stories))
     return UnitsPage(tuple(rows), scripts)
 
 

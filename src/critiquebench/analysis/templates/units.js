@@ -1,8 +1,10 @@
 // The units table of report.html: filters, and a row's story loaded on click from
-// report_units/<group>.js beside the page (a script, which file:// pages may load).
+// report_units/<file>.js beside the page (a script, which file:// pages may load),
+// which holds the stories of groups PER_FILE * file ... PER_FILE * file + PER_FILE - 1.
 (function () {
   "use strict";
   var FOLDER = "__FOLDER__";
+  var PER_FILE = __PER_FILE__;
   var units = JSON.parse(document.getElementById("units-data").textContent);
   var body = document.getElementById("units-body");
   var box = document.getElementById("story");
@@ -14,6 +16,7 @@
     flipped: document.getElementById("units-flipped"),
   };
   var stories = {};
+  var requested = {};
   var wanted = null;
 
   function yes(value) { return value ? "yes" : "no"; }
@@ -63,9 +66,13 @@
     wanted = [group, arm];
     if (stories[group] !== undefined) { show(group, arm); return; }
     box.textContent = "loading the story ...";
+    var file = Math.floor(group / PER_FILE);
+    if (requested[file]) return;
+    requested[file] = true;
     var script = document.createElement("script");
-    script.src = FOLDER + "/" + group + ".js";
+    script.src = FOLDER + "/" + file + ".js";
     script.onerror = function () {
+      requested[file] = false;
       box.textContent = "Could not load " + script.src + ": the folder " + FOLDER +
         "/ must stay beside report.html (critiquebench report RUN writes it again).";
     };
