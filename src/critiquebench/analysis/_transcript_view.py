@@ -244,14 +244,19 @@ def _story(
         rep=case["rep"],
         halt=case["halt_reason"],
         passed=bool(case["passed"]),
-        defects_initial=case.get("defects_total_initial", case.get("defects_initial")),
-        defects_final=case.get("defects_total_final", case.get("defects_final")),
+        # the total of every kind; a run from before v3 measured tests only
+        defects_initial=_first(case.get("defects_total_initial"), case.get("defects_initial")),
+        defects_final=_first(case.get("defects_total_final"), case.get("defects_final")),
         error=case.get("error"),
         rounds=tuple(rounds),
         tests_passed=bool(case.get("tests_passed")),
         loops=int(case.get("loops") or 0),
         tokens=int(case.get("tokens_in") or 0) + int(case.get("tokens_out") or 0),
     )
+
+
+def _first(*values: int | None) -> int | None:
+    return next((value for value in values if value is not None), None)
 
 
 def _excerpt(text: str, lines: int = EXCERPT_LINES) -> str:

@@ -4,9 +4,11 @@ inert whatever the model wrote, and the flipped cases marked."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from critiquebench.analysis import UnitRow, UnitsPage, UnitStory, story_html
+from critiquebench.analysis import UnitRow, UnitsPage, UnitStory, story_html, units_page
 from critiquebench.analysis._transcript_view import CallStep, Round, round_blocks
+from tests.unit.analysis.synthetic_run import FakeUnit, write_run
 
 HOSTILE = '</script><script>alert("x")</script><b onmouseover=alert(1)>'
 
@@ -72,3 +74,20 @@ def test_a_case_flips_when_its_measured_arms_disagree_on_pass() -> None:
     assert flipped([a, b]) and not flipped([a, replace(b, passed=False)])
     # A unit stopped by an infrastructure error was not measured: it flips nothing.
     assert not flipped([replace(a, error="provider: timeout"), b])
+
+
+def test_stories_go_to_the_file_the_page_loads_for_their_row(tmp_path: Path) -> None:
+    from critiquebench.analysis._units_page import STORIES_PER_FILE, story_file
+
+    cases = [f"c{index:02d}" for index in range(STORIES_PER_FILE + 1)]
+    write_run(tmp_path, "many", [FakeUnit(case, arm) for case in cases for arm in "AB"])
+    page = units_page(tmp_path, "many")
+    assert len(page.rows) == 2 * len(cases)
+    assert sorted(page.scripts) == ["0.js", "1.js"]
+    for row in page.rows:
+        script = page.scripts[story_file(row.group)]
+        assert f"critiquebenchStory({row.group}, " in script
+        title = json.dumps(f"<h3>{row.case_id}  rep 0</h3>")[1:-1]
+        assert title.replace("<", "\\u003c") in script
+    # The halt line counts the defects of every kind, as the run's tables hold them.
+    assert "defects 0 -&gt; 0" in page.scripts["0.js"] and "None" not in page.scripts["0.js"]
