@@ -42,7 +42,7 @@ def test_every_written_file_gets_0666_less_the_umask(tmp_path: Path, umask: int)
     files = sorted(path for path in run.rglob("*") if path.is_file())
     names = {path.relative_to(run).parts[0] for path in files}
     assert {"runs", "cases", "attempts", "calls", "escalations"} <= names
-    assert {"report.json", "report.html", "lessons.md"} <= names
+    assert {"report.json", "report.html", "lessons.md", "report_units"} <= names
     modes = {str(path.relative_to(run)): stat.S_IMODE(path.stat().st_mode) for path in files}
     assert set(modes.values()) == {0o666 & ~umask}, modes
     assert not [path for path in files if path.name.startswith(".")]  # no temporaries left

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.analysis import read_report, render_html_report
+from critiquebench.analysis import connect, read_report, render_html_report
 from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
 from tests.integration.png_pixels import read_rgb
 from tests.integration.replay_run import build_replay_run
@@ -202,3 +204,85 @@ def test_a_screenshot_of_a_real_run_shows_every_chart_with_data(
     # A Python run's defects by group, kept: tests, lint and types (they add up).
     assert report.defect_groups == ("tests", "lint", "types")
     assert "<th>tests/lint/types kept</th>" in dom and "Trigger decisions" not in dom
+
+
+# Clicks a user makes, run in the page once it has loaded: tick "changed between arms",
+# then click the first row left.
+_CLICKS = """<script>window.addEventListener("load", function () {
+document.getElementById("units-flipped").click();
+document.querySelector("#units-body tr").click();
+});</script></body>"""
+_ROW = re.compile(
+    r'<tr tabindex="0" class="unit( flipped)?" data-group="\d+" data-arm="[^"]*">(.*?)</tr>'
+)
+
+
+def _cells(row: str) -> list[str]:
+    return [html.unescape(cell) for cell in re.findall(r"<td>(.*?)</td>", row, re.S)]
+
+
+def _arm_cells(story: str, arm: str) -> list[str]:
+    """The story's cells of ``arm``, round by round (the halt last), as text."""
+    found = re.findall(rf'<td data-arm="{arm}"[^>]*>(.*?)</td>', story, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "\n", cell)) for cell in found]
+
+
+def test_two_clicks_lead_from_the_flipped_cases_to_a_units_prompts_and_checks(
+    tmp_path: Path, chromium: Path, copied_run: Path
+) -> None:
+    output = copied_run
+    page = render_html_report(output, "html-1")
+    # The page's clicks are run in a copy beside it, so it loads the same story files.
+    clicked = page.with_name("clicked.html")
+    clicked.write_text(page.read_text(encoding="utf-8").replace("</body>", _CLICKS), "utf-8")
+    dom = _dump_dom(chromium, clicked, tmp_path / "profile")
+
+    db = connect(output, ["html-1"])
+    passes = db.execute(
+        "SELECT case_id, rep, arm, passed FROM cases ORDER BY case_id, rep, arm"
+    ).fetchall()
+    by_pair: dict[tuple[str, int], set[bool]] = {}
+    for case_id, rep, _, passed in passes:
+        by_pair.setdefault((case_id, rep), set()).add(passed)
+    flipped = [(c, str(r), a) for c, r, a, _ in passes if len(by_pair[(c, r)]) == 2]
+    # Replay patterns 2 and 3 fail in A and are fixed in B, at both reps: 8 units.
+    assert len(flipped) == 8
+
+    # The first click left exactly the flipped units in the table, A's and B's.
+    body = dom.split('id="units-body"')[1].split("</tbody>")[0]
+    rows = _ROW.findall(body)
+    assert [(c[0], c[2], c[1]) for _, row in rows for c in [_cells(row)]] == flipped
+    assert all(mark for mark, _ in rows)
+    assert "8 of 20 unit(s) shown" in dom
+
+    # The second click opened the first row's story: A and B of its case and rep.
+    case_id, rep, arm = flipped[0]
+    story = dom.split('id="story"')[1].split("</table>")[0]
+    assert html.escape(f"{case_id}  rep {rep}", quote=False) in story
+    assert f'<th data-arm="{arm}" class="picked">' in story  # the arm of the row clicked
+    talk = db.execute(
+        "SELECT arm, iteration, role, messages, reply FROM transcripts "
+        "WHERE case_id = ? AND rep = ? AND kind = 'call' ORDER BY arm, entry",
+        [case_id, int(rep)],
+    ).fetchall()
+    judged = db.execute(
+        "SELECT arm, iteration, checks_passed, checks_total, failures FROM attempts "
+        "WHERE case_id = ? AND rep = ? ORDER BY arm, iteration",
+        [case_id, int(rep)],
+    ).fetchall()
+    cells = {name: _arm_cells(story, name) for name in ("A", "B")}
+    assert len(cells["B"]) > 2  # B's draft and at least one fix round, then the halt
+    for name, iteration, role, messages, reply in talk:
+        shown = cells[name][iteration]
+        asked = json.loads(messages)[-1]["content"]
+        # The prompt's last lines (where the request and the feedback are) and the reply.
+        assert asked.splitlines()[-1] in shown, (name, iteration, role)
+        assert f"asked ({role}" in shown and f"answer ({role}" in shown
+        assert reply.strip().splitlines()[1] in shown
+    for name, iteration, passed, total, failures in judged:
+        shown = cells[name][iteration]
+        assert f"checks: {passed}/{total} passed" in shown
+        for failure in json.loads(failures):
+            assert failure["source"] in shown
+    assert "halt: single_draft; not passed" in cells["A"][-1]
+    assert "halt: visible_clean; passed" in cells["B"][-1]

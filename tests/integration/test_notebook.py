@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -15,7 +16,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from critiquebench.analysis import write_reports
+from critiquebench.analysis import connect, load_prices, write_reports
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
 from tests.integration.replay_run import build_replay_run
 
 NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "analysis.ipynb"
@@ -100,3 +102,49 @@ def test_the_guide_command_runs_the_notebook(tmp_path: Path) -> None:
         out.get("text", "") for out in _outputs(executed) if out.output_type == "stream"
     )
     assert f"run: {settings['CRITIQUEBENCH_RUN_ID']}" in printed
+
+
+def test_the_notebooks_cost_from_calls_is_the_reports_on_a_cached_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Arms A and B share their first drafts through the cache: B's actor pays nothing,
+    yet the notebook's cost from the calls table is the report's, arm by arm."""
+    output = tmp_path / "runs"
+    config = RunConfig.model_validate(
+        {"suite": "basic", "limit": 4, "reps": 1, "arms": "A,B", "output": output,
+         "model": "sim:draft=0.9,fix=0.6,seed=3", "run_id": "nb-cost",
+         "cache_dir": tmp_path / "cache"}
+    )  # fmt: skip
+    plan = start_run(config)
+    for case, unit in plan.work:
+        run_unit(case, unit, config)
+    finish_run(plan, failed=0)
+    prices = tmp_path / "prices.json"
+    table = {"input_per_million": 3.0, "output_per_million": 15.0}
+    prices.write_text(json.dumps({"models": {"sim:": table}}), encoding="utf-8")
+    report = write_reports(output, "nb-cost", prices=load_prices(prices)).report
+
+    db = connect(output, ["nb-cost"])
+    actor = db.execute(
+        "SELECT arm, sum(paid_tokens_out), sum(experiment_tokens_out) FROM calls "
+        "WHERE role = 'actor' GROUP BY arm ORDER BY arm"
+    ).fetchall()
+    (_, paid_a, spent_a), (_, paid_b, spent_b) = actor
+    assert paid_a == spent_a == spent_b > 0 and paid_b == 0  # B's drafts were cache hits
+
+    monkeypatch.setenv("CRITIQUEBENCH_OUTPUT", str(output))
+    monkeypatch.setenv("CRITIQUEBENCH_RUN_ID", "nb-cost")
+    monkeypatch.setenv("CRITIQUEBENCH_PRICES", str(prices))
+    outputs = _outputs(_execute(tmp_path, monkeypatch))
+    printed = "".join(out.get("text", "") for out in outputs if out.output_type == "stream")
+    found = re.findall(
+        r"arm (\w+): \$([\d.]+) from calls, \$([\d.]+) in the report \((.*?)\)", printed
+    )
+    assert [arm for arm, *_ in found] == ["A", "B"]
+    for (arm, from_calls, in_report, verdict), summary in zip(found, report.arms, strict=True):
+        assert summary.arm == arm and summary.cost_experiment > 0
+        assert float(from_calls) == pytest.approx(summary.cost_experiment, abs=1e-9)
+        assert float(in_report) == pytest.approx(summary.cost_experiment, abs=1e-9)
+        assert verdict == "the same"
+    # What the raw paid columns would have said: B's shared drafts at no cost.
+    assert report.arms[1].cost_run < report.arms[1].cost_experiment

@@ -72,7 +72,7 @@ def _null_arm(run: Path) -> None:
 
 
 def _negative_tokens(run: Path) -> None:
-    _rewrite(_unit_file(run, "calls"), _set(tokens_in=-5))
+    _rewrite(_unit_file(run, "calls"), _set(paid_tokens_in=-5))
 
 
 def _duplicate_unit(run: Path) -> None:
@@ -155,7 +155,7 @@ CORRUPTIONS = {
         _negative_tokens,
         "calls",
         "expect_column_values_to_be_between",
-        ("tokens_in",),
+        ("paid_tokens_in",),
     ),
     "duplicate unit": (
         _duplicate_unit,

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         unit_batches,
     )
     from critiquebench.pipeline._schema import (
+        LEGACY_COLUMNS,
         SCHEMA_VERSION,
         SIDE_TABLES,
         TABLES,
@@ -97,6 +98,7 @@ _RUN = (
 _LAZY = {
     **dict.fromkeys(
         (
+            "LEGACY_COLUMNS",
             "SCHEMA_VERSION",
             "SIDE_TABLES",
             "TABLES",
@@ -117,6 +119,7 @@ __all__ = [
     "DIED",
     "EXECUTION_FIELDS",
     "LATEST",
+    "LEGACY_COLUMNS",
     "RUNNERS",
     "SCHEMA_VERSION",
     "SIDE_TABLES",

@@ -64,6 +64,15 @@ shown is clean), ``retry_limit`` (was ``budget_exhausted``), ``single_draft`` (w
 ``single_pass``). Readers (``analysis`` views) map older rows on read: an older
 ``passed`` is their ``tests_passed``, their ``passed`` is derived from
 ``defects_total_final``, and the old halt names read as the new ones.
+
+Version 9 names the tokens of ``calls`` for what they hold. ``paid_tokens_in`` and
+``paid_tokens_out`` (were ``tokens_in``/``tokens_out``) are the tokens paid in this
+run: 0 for a cache hit, so of two arms sharing a first draft through the cache only
+the first pays. ``experiment_tokens_in`` and ``experiment_tokens_out`` (were
+``original_tokens_in``/``original_tokens_out``) are what the call cost when first made,
+cache hit or not: the experiment's tokens, which the report's cost and every token
+figure of the report use. Readers map older rows on read (``LEGACY_COLUMNS``) and keep
+the old names as aliases of the new ones, so a query written before v9 still runs.
 """
 
 from __future__ import annotations
@@ -80,7 +89,7 @@ import pyarrow as pa
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 TRANSCRIPT_CHAR_LIMIT = 16_000
 """Most characters kept of one message or reply in ``transcripts`` (head and tail)."""
@@ -463,22 +472,36 @@ CALLS = [
         "actor (first draft), fixer (a fix round), critic or reviewer (a quorum vote).",
     ),
     Column("model", pa.string(), "Model that answered."),
-    Column("tokens_in", pa.int64(), "Prompt tokens paid by this run (0 for a cache hit)."),
-    Column("tokens_out", pa.int64(), "Generated tokens paid by this run (thinking included)."),
+    Column(
+        "paid_tokens_in",
+        pa.int64(),
+        "Prompt tokens paid in this run: 0 for a cache hit (arms share first drafts through "
+        "the cache, so only one of them pays). Not the experiment's tokens: see "
+        "experiment_tokens_in. Before v9: tokens_in.",
+    ),
+    Column(
+        "paid_tokens_out",
+        pa.int64(),
+        "Generated tokens paid in this run (thinking included; 0 for a cache hit). "
+        "Before v9: tokens_out.",
+    ),
     Column("latency_s", pa.float64(), "Call latency in this run, seconds."),
     Column("cached", pa.bool_(), "True when served from the call cache."),
     # Never null: the experiment's cost of every call (SPEC 8). A cache hit keeps its first
-    # call's numbers here; any other call made them itself, so they equal tokens_in & co.
+    # call's numbers here; any other call made them itself, so they equal paid_tokens_in & co.
     Column(
-        "original_tokens_in",
+        "experiment_tokens_in",
         pa.int64(),
-        "Prompt tokens of the call as first made: the cached call's for a cache hit, "
-        "else equal to tokens_in. The experiment's cost; never null.",
+        "Prompt tokens of the call as first made, cache hit or not (the cached call's for a "
+        "hit, else equal to paid_tokens_in): what the call would have cost without the "
+        "cache, the tokens the report's cost and token figures use. Never null. Before v9: "
+        "original_tokens_in.",
     ),
     Column(
-        "original_tokens_out",
+        "experiment_tokens_out",
         pa.int64(),
-        "Generated tokens of the call as first made (equal to tokens_out unless cached).",
+        "Generated tokens of the call as first made (equal to paid_tokens_out unless "
+        "cached); the experiment's. Before v9: original_tokens_out.",
     ),
     Column(
         "original_latency_s",
@@ -554,6 +577,17 @@ TRANSCRIPTS = [
     ),
     Column("truncated", pa.bool_(), "True when a text of the entry was cut."),
 ]
+
+LEGACY_COLUMNS: dict[str, dict[str, str]] = {
+    "calls": {
+        "tokens_in": "paid_tokens_in",
+        "tokens_out": "paid_tokens_out",
+        "original_tokens_in": "experiment_tokens_in",
+        "original_tokens_out": "experiment_tokens_out",
+    }
+}
+"""Per table, names files of an older schema wrote -> the column that holds the same now.
+Readers fill the new column from the old on read and offer the old name as an alias."""
 
 TABLES: dict[str, list[Column]] = {
     "runs": RUNS,

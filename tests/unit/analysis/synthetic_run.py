@@ -174,11 +174,11 @@ def _unit_rows(run_id: str, unit: FakeUnit) -> UnitRows:
                 if unit.roles
                 else ("actor" if call.iteration == 0 else "fixer"),
                 "model": MODEL,
-                "tokens_in": 0 if call.cached else call.tokens_in,
-                "tokens_out": 0 if call.cached else call.tokens_out,
+                "paid_tokens_in": 0 if call.cached else call.tokens_in,
+                "paid_tokens_out": 0 if call.cached else call.tokens_out,
                 "cached": call.cached,
-                "original_tokens_in": call.tokens_in,
-                "original_tokens_out": call.tokens_out,
+                "experiment_tokens_in": call.tokens_in,
+                "experiment_tokens_out": call.tokens_out,
             },
         )
         for index, call in enumerate(unit.calls)

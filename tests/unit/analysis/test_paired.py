@@ -31,7 +31,7 @@ def _tables(
     )
     db.execute(
         "CREATE TABLE calls (run_id VARCHAR, case_id VARCHAR, arm VARCHAR, rep INTEGER, "
-        "model VARCHAR, original_tokens_in BIGINT, original_tokens_out BIGINT)"
+        "model VARCHAR, experiment_tokens_in BIGINT, experiment_tokens_out BIGINT)"
     )
     for run, (suite, digest) in suites.items():
         content = json.dumps({"suite": {"path": suite, "sha256": digest}})

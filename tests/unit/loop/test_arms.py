@@ -156,7 +156,7 @@ def test_calls_rows_carry_the_experiment_cost_and_records_keep_originals_apart(
         CASE, Unit(CASE.id, "A", 0), LoopDependencies(provider, PythonJudge()), config
     )
     (row,) = rows.calls
-    assert row["original_tokens_in"] == row["tokens_in"] > 0  # documented: never null
+    assert row["experiment_tokens_in"] == row["paid_tokens_in"] > 0  # documented: never null
     outcome = run_loop(
         CASE,
         LoopDependencies(ScriptedProvider([fenced(GOOD_ADD)]), PythonJudge()),

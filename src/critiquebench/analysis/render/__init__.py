@@ -57,6 +57,14 @@ if TYPE_CHECKING:
         render_units,
         unit_list,
     )
+    from critiquebench.analysis.render._units_page import (
+        UNITS_FOLDER,
+        UnitRow,
+        UnitsPage,
+        story_html,
+        units_page,
+        write_units_page,
+    )
     from critiquebench.analysis.render._withheld import (
         not_measured_lines,
         sensitivity_lines,
@@ -121,6 +129,10 @@ _LAZY = {
         "_transcript_view",
     ),
     **dict.fromkeys(
+        ("UNITS_FOLDER", "UnitRow", "UnitsPage", "story_html", "units_page", "write_units_page"),
+        "_units_page",
+    ),
+    **dict.fromkeys(
         (
             "not_measured_lines",
             "sensitivity_lines",
@@ -132,10 +144,13 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "LESSONS_FILE",
+    "UNITS_FOLDER",
     "Figure",
     "ReportFiles",
     "StoryError",
+    "UnitRow",
     "UnitStory",
+    "UnitsPage",
     "artifact_rows",
     "comparison_table",
     "figure_svg",
@@ -153,11 +168,14 @@ __all__ = [
     "report_figures",
     "report_markdown",
     "sensitivity_lines",
+    "story_html",
     "summary_table",
     "unit_list",
+    "units_page",
     "update_project_lessons",
     "vega_bundle",
     "verdict_lines",
     "write_report_files",
     "write_reports",
+    "write_units_page",
 ]

@@ -25,6 +25,7 @@ from critiquebench.analysis.render._format import (
     verdict_sentence,
 )
 from critiquebench.analysis.render._trigger_table import TRIGGER_HEADERS, TRIGGER_NOTE, trigger_rows
+from critiquebench.analysis.render._units_page import STORIES_PER_FILE, UNITS_FOLDER, UnitsPage
 from critiquebench.analysis.render._withheld import (
     excluded_by_arm,
     excluded_summary,
@@ -179,10 +180,48 @@ def _excluded(report: RunReport) -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
-def html_report(report: RunReport) -> str:
-    """The page of ``report``; the same report gives the same bytes."""
+_UNITS_STYLE = """
+.filters { display: flex; flex-wrap: wrap; gap: 1em; align-items: center; margin: 0.5em 0; }
+.units { max-height: 32em; overflow-y: auto; } tr.unit { cursor: pointer; }
+tr.unit:hover, tr.unit:focus { background: #eef3fb; }
+tr.flipped td:first-child { font-weight: 600; }
+.story-box table { table-layout: fixed; width: 100%; } .story-box td { text-align: left;
+  vertical-align: top; white-space: normal; } .story-box pre { white-space: pre-wrap;
+  overflow-wrap: anywhere; margin: 0.2em 0 0.6em; font-size: 12px; }
+.story-box p { font-weight: 600; margin: 0.3em 0 0; } .story-box .picked { background: #fbf8e6; }
+.story-box pre.failure, .story-box pre.finding { color: #b3261e; }
+"""
+
+
+@functools.cache
+def _units_script() -> str:
+    source = resources.files("critiquebench.analysis").joinpath("templates/units.js")
+    text = source.read_text(encoding="utf-8").replace("__FOLDER__", UNITS_FOLDER)
+    return text.replace("__PER_FILE__", str(STORIES_PER_FILE))
+
+
+def _units(page: UnitsPage | None) -> dict[str, object] | None:
+    """What the template's units section needs, or None for a page without it."""
+    if page is None or not page.rows:
+        return None
+    return {
+        "count": len(page.rows),
+        "folder": UNITS_FOLDER,
+        "arms": sorted({row.arm for row in page.rows}),
+        "halts": sorted({row.halt for row in page.rows}),
+        "flipped": sum(row.flipped for row in page.rows),
+        "rows_json": Markup(page.rows_json()),
+        "script": Markup(_units_script()),
+    }
+
+
+def html_report(report: RunReport, units: UnitsPage | None = None) -> str:
+    """The page of ``report``, with the units table of ``units`` when given (its stories
+    are written beside the page: see ``write_units_page``); the same input gives the
+    same bytes."""
     figures = report_figures(report)
     verdicts = _verdicts(report)
+    section = _units(units)
     notes = [
         "n = units counted, cases = distinct cases; defects kept = mean defects of the answer "
         "the loop returned, with a 95% CI from a bootstrap over cases. Reduction = "
@@ -221,7 +260,8 @@ def html_report(report: RunReport) -> str:
         excluded=_excluded(report),
         missing_unnamed=report.missing_unnamed,
         rows_missing=bool(report.missing_units or report.missing_unnamed),
-        style=Markup(_charts.PAGE_STYLE),
+        units=section,
+        style=Markup(_charts.PAGE_STYLE + (_UNITS_STYLE if section is not None else "")),
         bundle=Markup(_charts.vega_bundle()),
         # embed_script escapes "<" in the data, so no value can close the script tag.
         embed=Markup(_charts.embed_script([figure.spec for figure in figures])),

@@ -1,4 +1,5 @@
-"""The files of a run's report: report.json (the numbers), report.html and lessons.md.
+"""The files of a run's report: report.json (the numbers), report.html (with its units'
+stories in ``report_units/``) and lessons.md.
 
 The report is built once; the page and the lessons are rendered from it.
 """
@@ -13,6 +14,7 @@ import duckdb
 from critiquebench.analysis.render._html import html_report
 from critiquebench.analysis.render._lessons import lessons_markdown
 from critiquebench.analysis.render._project_lessons import update_project_lessons
+from critiquebench.analysis.render._units_page import UnitsPage, units_page, write_units_page
 from critiquebench.analysis.report import REPORT_JSON, PriceTable, RunReport, build_report
 from critiquebench.analysis.views import connect
 from critiquebench.pipeline import ResultStore
@@ -47,20 +49,33 @@ def write_reports(
     """
     tables = tables or connect(output, [run_id], snapshot=True)
     report = build_report(tables, run_id, prices=prices, target=target)
-    return write_report_files(output, report)
+    return write_report_files(output, report, tables=tables)
 
 
-def write_report_files(output: Path, report: RunReport) -> ReportFiles:
+def write_report_files(
+    output: Path,
+    report: RunReport,
+    *,
+    tables: duckdb.DuckDBPyConnection | None = None,
+    units: UnitsPage | None = None,
+) -> ReportFiles:
     """Write the files of ``report``, built already (see ``write_reports``), into its run's
-    folder under ``output``. Raises ValueError when the run has no results at all."""
+    folder under ``output``, with the units table's stories in ``report_units/``.
+
+    ``units`` is that table if built already (``units_page``), else it is built from
+    ``tables`` (the run's tables open, as for ``write_reports``) or the run's files.
+    Raises ValueError when the run has no results at all."""
     run_id = report.run_id
     if not report.arms and not report.failed_units:
         raise ValueError(f"no results for run {run_id!r} under {output}")
     store = ResultStore(output)
+    if units is None:
+        units = units_page(output, run_id, tables)
+    write_units_page(output, run_id, units)
     return ReportFiles(
         report=report,
         json=store.write_text(run_id, REPORT_JSON, report.to_json()),
-        html=store.write_text(run_id, "report.html", html_report(report)),
+        html=store.write_text(run_id, "report.html", html_report(report, units)),
         lessons=store.write_text(run_id, "lessons.md", lessons_markdown(report)),
         project_lessons=update_project_lessons(output, report),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis.views import READABLE_TABLES, define_tables, table_files
+from critiquebench.analysis.views import (
+    READABLE_TABLES,
+    connect,
+    define_tables,
+    table_files,
+)
 
 EXCERPT_LINES = 12
 """Lines of a prompt shown in a round (its end: where the request and feedback are)."""
@@ -74,6 +79,10 @@ class UnitStory:
     defects_final: int | None
     error: str | None
     rounds: tuple[Round, ...] = field(default_factory=tuple)
+    tests_passed: bool = False
+    loops: int = 0
+    tokens: int = 0
+    """The experiment's tokens of the unit (cache hits at what they first cost)."""
 
 
 def _connection(output: Path, run_id: str) -> duckdb.DuckDBPyConnection:
@@ -156,6 +165,38 @@ def load_stories(
     return [_story(case, attempts, entries) for case in cases]
 
 
+def all_stories(
+    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> Iterator[list[UnitStory]]:
+    """Every unit's story in ``run_id``, a list per case and rep (its arms, sorted), the
+    groups in order of case and rep: one scan per table, not one per unit.
+
+    ``tables`` is the run's measured tables already open (the report's snapshot, see
+    ``connect``); without it they are read here. The transcripts are read once either way.
+    """
+    if tables is None:
+        tables = connect(output, [run_id], snapshot=True)
+    order = "ORDER BY case_id, rep, arm"
+    where = "WHERE run_id = ?"
+    cases = _dicts(tables, f"SELECT * FROM cases {where} {order}", [run_id])
+    attempts = _grouped(_dicts(tables, f"SELECT * FROM attempts {where} {order}", [run_id]))
+    side = duckdb.connect()
+    define_tables(side, table_files(output, [run_id], ["transcripts"]), "VIEW", ["transcripts"])
+    entries = _grouped(_dicts(side, f"SELECT * FROM transcripts {where} {order}", [run_id]))
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for case in cases:
+        groups.setdefault((case["case_id"], case["rep"]), []).append(case)
+    for key, units in groups.items():
+        yield [_story(case, attempts.get(key, []), entries.get(key, [])) for case in units]
+
+
+def _grouped(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    by_unit: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        by_unit.setdefault((row["case_id"], row["rep"]), []).append(row)
+    return by_unit
+
+
 def _story(
     case: dict[str, Any], attempts: list[dict[str, Any]], entries: list[dict[str, Any]]
 ) -> UnitStory:
@@ -208,11 +249,19 @@ def _story(
         rep=case["rep"],
         halt=case["halt_reason"],
         passed=bool(case["passed"]),
-        defects_initial=case.get("defects_total_initial", case.get("defects_initial")),
-        defects_final=case.get("defects_total_final", case.get("defects_final")),
+        # the total of every kind; a run from before v3 measured tests only
+        defects_initial=_first(case.get("defects_total_initial"), case.get("defects_initial")),
+        defects_final=_first(case.get("defects_total_final"), case.get("defects_final")),
         error=case.get("error"),
         rounds=tuple(rounds),
+        tests_passed=bool(case.get("tests_passed")),
+        loops=int(case.get("loops") or 0),
+        tokens=int(case.get("tokens_in") or 0) + int(case.get("tokens_out") or 0),
     )
+
+
+def _first(*values: int | None) -> int | None:
+    return next((value for value in values if value is not None), None)
 
 
 def _excerpt(text: str, lines: int = EXCERPT_LINES) -> str:
@@ -222,44 +271,72 @@ def _excerpt(text: str, lines: int = EXCERPT_LINES) -> str:
     return f"[... {len(kept) - lines} earlier line(s)]\n" + "\n".join(kept[-lines:])
 
 
-def render_round(round_: Round) -> RenderableType:
-    """One round as text blocks: calls, checks, critic, diff, feedback shown."""
-    parts: list[RenderableType] = []
+@dataclass(frozen=True)
+class Block:
+    """One piece of a round's story, as both the terminal and report.html show it.
+
+    ``part`` says what it is (prompt, reply, parsed, checks, failure, critic, finding,
+    diff, feedback); ``heading`` marks the labels (bold in the terminal).
+    """
+
+    part: str
+    text: str
+    heading: bool = False
+
+
+def round_blocks(round_: Round) -> list[Block]:
+    """One round as blocks: calls, checks, critic, diff, feedback shown."""
+    parts: list[Block] = []
     for call in round_.calls:
         label = f"{call.role}{' (cache hit)' if call.cached else ''}"
         if call.role in ("actor", "fixer"):
-            parts.append(Text(f"asked ({label}):", style="bold"))
-            parts.append(Text(_excerpt(call.prompt)))
+            parts.append(Block("prompt", f"asked ({label}):", heading=True))
+            parts.append(Block("prompt", _excerpt(call.prompt)))
         reply = call.reply if call.reply is not None else f"(no reply: {call.error})"
         shown_reply = (
             _excerpt(reply, 3 * EXCERPT_LINES) if call.role in ("actor", "fixer") else reply
         )
-        parts.append(Text(f"answer ({label}):", style="bold"))
-        parts.append(Text(shown_reply))
+        parts.append(Block("reply", f"answer ({label}):", heading=True))
+        parts.append(Block("reply", shown_reply))
         if call.parsed and call.role in ("critic", "reviewer"):
-            parts.append(Text(f"read as: {call.parsed}"))
+            parts.append(Block("parsed", f"read as: {call.parsed}"))
     checks = f"checks: {round_.checks_passed}/{round_.checks_total} passed"
     if round_.defects_total is not None:
         checks += f"; {round_.defects_total} defect(s) measured"
-    parts.append(Text(checks, style="bold"))
-    parts.extend(Text(f"  {line}") for line in round_.failures)
+    parts.append(Block("checks", checks, heading=True))
+    parts.extend(Block("failure", f"  {line}") for line in round_.failures)
     if round_.critic_verdict is not None:
-        parts.append(Text(f"critic: {round_.critic_verdict}", style="bold"))
-        parts.extend(Text(f"  - {finding}") for finding in round_.critic_findings)
+        parts.append(Block("critic", f"critic: {round_.critic_verdict}", heading=True))
+        parts.extend(Block("finding", f"  - {finding}") for finding in round_.critic_findings)
     if round_.diff:
-        parts.append(Text("diff to the previous attempt:", style="bold"))
+        parts.append(Block("diff", "diff to the previous attempt:", heading=True))
         shown = round_.diff[:DIFF_LINES]
         more = len(round_.diff) - len(shown)
-        parts.append(Text("\n".join(shown) + (f"\n[... {more} more line(s)]" if more else "")))
+        parts.append(
+            Block("diff", "\n".join(shown) + (f"\n[... {more} more line(s)]" if more else ""))
+        )
     elif round_.iteration > 0:
-        parts.append(Text("diff to the previous attempt: (none: the same artifact)"))
+        parts.append(Block("diff", "diff to the previous attempt: (none: the same artifact)"))
     if round_.feedback:
-        parts.append(Text("feedback shown to the fixer:", style="bold"))
-        parts.extend(Text(f"  {line.splitlines()[0]}") for line in round_.feedback)
-    return Group(*parts)
+        parts.append(Block("feedback", "feedback shown to the fixer:", heading=True))
+        parts.extend(Block("feedback", f"  {line.splitlines()[0]}") for line in round_.feedback)
+    return parts
 
 
-def _ending(story: UnitStory) -> str:
+def render_round(round_: Round) -> RenderableType:
+    """One round as text blocks: calls, checks, critic, diff, feedback."""
+    return Group(
+        *(Text(b.text, style="bold") if b.heading else Text(b.text) for b in round_blocks(round_))
+    )
+
+
+def round_name(round_: Round) -> str:
+    """The round's name: first draft, or round N."""
+    return "first draft" if round_.iteration == 0 else f"round {round_.iteration}"
+
+
+def ending_line(story: UnitStory) -> str:
+    """How the unit ended: halt, pass, defects first draft -> kept, error."""
     verdict = "passed" if story.passed else "not passed"
     line = (
         f"halt: {story.halt}; {verdict}; defects {story.defects_initial} -> {story.defects_final}"
@@ -272,9 +349,8 @@ def render_story(story: UnitStory) -> RenderableType:
     title = f"{story.case_id}  arm {story.arm}  rep {story.rep}"
     panels: list[RenderableType] = [Text(title, style="bold underline")]
     for round_ in story.rounds:
-        name = "first draft" if round_.iteration == 0 else f"round {round_.iteration}"
-        panels.append(Panel(render_round(round_), title=name, title_align="left"))
-    panels.append(Text(_ending(story), style="bold"))
+        panels.append(Panel(render_round(round_), title=round_name(round_), title_align="left"))
+    panels.append(Text(ending_line(story), style="bold"))
     return Group(*panels)
 
 
@@ -293,7 +369,7 @@ def render_side_by_side(stories: Sequence[UnitStory]) -> RenderableType:
                 render_round(story.rounds[index]) if index < len(story.rounds) else Text("")
             )
         table.add_row(*cells)
-    table.add_row(Text("halt"), *(Text(_ending(story)) for story in stories))
+    table.add_row(Text("halt"), *(Text(ending_line(story)) for story in stories))
     return table
 
 

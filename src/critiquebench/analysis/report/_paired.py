@@ -104,8 +104,8 @@ def _units(
     costs: dict[Key, float] = defaultdict(float)
     if prices is not None:
         for case_id, arm, rep, model, tokens_in, tokens_out in connection.execute(
-            "SELECT case_id, arm, rep, model, sum(original_tokens_in), sum(original_tokens_out) "
-            "FROM calls WHERE run_id = ? GROUP BY ALL",
+            "SELECT case_id, arm, rep, model, sum(experiment_tokens_in), "
+            "sum(experiment_tokens_out) FROM calls WHERE run_id = ? GROUP BY ALL",
             [run],
         ).fetchall():
             costs[(case_id, arm, rep)] += call_cost(model, int(tokens_in), int(tokens_out), prices)

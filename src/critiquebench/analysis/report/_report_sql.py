@@ -1,4 +1,4 @@
-"""The SQL of the run report, over the DuckDB views of ``analysis/_views.py``.
+"""The SQL of the run report, over the DuckDB views of ``analysis/views/_views.py``.
 
 Every query orders its rows completely, so the same tables give the same report,
 byte for byte. Every per-arm query reads ``valid``: the units that did not fail for
@@ -152,11 +152,11 @@ GROUP BY x.arm, case_id ORDER BY x.arm, case_id
 """
 )
 
-# Original tokens: a cache hit is priced at what the call cost when first made.
+# The experiment's tokens: a cache hit is priced at what the call cost when first made.
 CALLS = (
     _VALID
     + """
-SELECT c.arm, c.model, c.original_tokens_in, c.original_tokens_out, c.cached
+SELECT c.arm, c.model, c.experiment_tokens_in, c.experiment_tokens_out, c.cached
 FROM calls c JOIN valid v USING (arm, case_id, rep)
 WHERE c.run_id = $run_id
 ORDER BY c.arm, c.case_id, c.rep, c.call_index
@@ -172,7 +172,7 @@ ROUNDS = (
     + """
 , spent AS (
     SELECT arm, case_id, rep, iteration,
-           sum(original_tokens_in + original_tokens_out) AS tokens
+           sum(experiment_tokens_in + experiment_tokens_out) AS tokens
     FROM calls WHERE run_id = $run_id GROUP BY arm, case_id, rep, iteration
 ), steps AS (
     SELECT a.arm, a.case_id, a.rep, a.iteration, coalesce(a.defects_total, a.defects) AS defects,
@@ -258,7 +258,7 @@ SELECT arm, case_id, rep, error IS NOT NULL AS excluded,
 FROM cases WHERE run_id = $run_id ORDER BY arm, case_id, rep
 """
 
-# Per case, what a unit not measured scores as a failure (analysis/_report_types.py
+# Per case, what a unit not measured scores as a failure (analysis/report/_report_types.py
 # FAILURE_RULE): the most defects of any attempt of the case's measured units (first
 # drafts and answers kept included), at least its number of checks, at least 1. Only
 # measured units count: an excluded unit's attempts were judged by a failing judge.

@@ -1,6 +1,6 @@
 """The run report as data: what every output (terminal, HTML, Markdown, lessons) shows.
 
-A :class:`RunReport` is computed once (``analysis/_report.py``), written as
+A :class:`RunReport` is computed once (``analysis/report/_report.py``), written as
 ``<run>/report.json`` and rendered by every output; no renderer computes a number
 of its own. The JSON is versioned: a reader refuses a version it does not know.
 
@@ -329,19 +329,19 @@ class RunReport:
     false-trigger rates (empty without trigger cases)."""
     fix_break: tuple[FixBreakRound, ...] = ()
     """Per fixing arm and fix round, failing answers fixed and passing answers broken
-    (``analysis/_fix_break.py``)."""
+    (``analysis/views/_fix_break.py``)."""
     against_resample: tuple[ResampleComparison, ...] = ()
     """Per arm, its reduction against the resampling arm R cut at its tokens on each
-    unit, and both pass rates there (``analysis/_resample.py``); empty without R."""
+    unit, and both pass rates there (``analysis/report/_resample.py``); empty without R."""
     cost_curve: tuple[CostPoint, ...] = ()
     """Per arm and round, tokens spent, pass rate and mean defects with intervals
-    (``analysis/_cost_curve.py``)."""
+    (``analysis/report/_cost_curve.py``)."""
     canaries: tuple[CanaryRate, ...] = ()
     """Per arm with canary units, its cheating rate: canary units whose answer passed
-    every check (``analysis/_canary.py``); canaries are in no other number."""
+    every check (``analysis/views/_canary.py``); canaries are in no other number."""
     critic_accuracy: tuple[CriticAccuracy, ...] = ()
     """Per critic arm, its critic's recall and false-alarm rate on first drafts against
-    the judge (``analysis/_critic_accuracy.py``); empty without a critic arm."""
+    the judge (``analysis/views/_critic_accuracy.py``); empty without a critic arm."""
     version: int = REPORT_VERSION
 
     @property

@@ -36,7 +36,7 @@ WITH valid AS (
     FROM cases WHERE run_id = $run_id AND error IS NULL
 ), spent AS (
     SELECT arm, case_id, rep, iteration,
-           sum(original_tokens_in + original_tokens_out) AS tokens
+           sum(experiment_tokens_in + experiment_tokens_out) AS tokens
     FROM calls WHERE run_id = $run_id AND arm = '{RESAMPLE}'
     GROUP BY arm, case_id, rep, iteration
 ), draws AS (

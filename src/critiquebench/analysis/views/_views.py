@@ -22,7 +22,13 @@ from critiquebench.analysis.views._critic_accuracy import VIEWS as CRITIC_VIEWS
 from critiquebench.analysis.views._fix_break import VIEWS as ROUND_VIEWS
 from critiquebench.analysis.views._kind_views import VIEWS as KIND_VIEWS
 from critiquebench.loop import RENAMED_HALTS
-from critiquebench.pipeline import SCHEMA_VERSION, SIDE_TABLES, TABLES, arrow_schema
+from critiquebench.pipeline import (
+    LEGACY_COLUMNS,
+    SCHEMA_VERSION,
+    SIDE_TABLES,
+    TABLES,
+    arrow_schema,
+)
 
 READABLE_TABLES: tuple[str, ...] = (*TABLES, *SIDE_TABLES)
 """The measured tables and the side tables (transcripts): what a user's query reads."""
@@ -51,14 +57,33 @@ def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, sou
     still answer every query; the column reads as NULL for them.
     """
     present = {row[0] for row in connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    columns = {**TABLES, **SIDE_TABLES}[table]
     missing = [
         f"CAST(NULL AS {_DUCKDB_TYPES.get(c.type, 'VARCHAR')}) AS {c.name}"
-        for c in {**TABLES, **SIDE_TABLES}[table]
+        for c in columns
         if c.name not in present and c.type in _DUCKDB_TYPES
+    ]
+    types = {c.name: _DUCKDB_TYPES.get(c.type, "VARCHAR") for c in columns}
+    missing += [
+        f"CAST(NULL AS {types[new]}) AS {old}"
+        for old, new in LEGACY_COLUMNS.get(table, {}).items()
+        if old not in present
     ]
     if not missing:
         return source
     return f"(SELECT *, {', '.join(missing)} FROM {source})"
+
+
+def _in_current_names(table: str, source: str) -> str:
+    """``source`` (every column present, old names too) with the columns a later schema
+    renamed (``LEGACY_COLUMNS``, e.g. calls' tokens in v9) filled from the old name in
+    older rows, and the old names kept as aliases of the new, so old queries still run."""
+    renamed = LEGACY_COLUMNS.get(table)
+    if not renamed:
+        return source
+    filled = ", ".join(f"coalesce({new}, {old}) AS {new}" for old, new in renamed.items())
+    aliases = ", ".join(f"coalesce({new}, {old}) AS {old}" for old, new in renamed.items())
+    return f"(SELECT * EXCLUDE ({', '.join(renamed)}) REPLACE ({filled}), {aliases} FROM {source})"
 
 
 def _cases_in_current_words(source: str) -> str:
@@ -141,8 +166,8 @@ def define_tables(
     the view ``findings`` (one row per lint or type finding) over ``attempts``, and
     ``defects_by_kind``, ``trigger_decisions``, ``canaries`` and ``critic_accuracy``
     over ``cases`` and ``attempts``
-    (see ``analysis/_kind_views.py``), and ``fix_break`` over those and ``calls``
-    (``analysis/_fix_break.py``).
+    (see ``analysis/views/_kind_views.py``), and ``fix_break`` over those and ``calls``
+    (``analysis/views/_fix_break.py``).
 
     A table with no files gets the right columns and no rows, so queries never fail
     just because nothing has been written. An existing view or table of the same
@@ -201,7 +226,7 @@ def _define(
 
 
 def _create(connection: duckdb.DuckDBPyConnection, kind: Kind, table: str, source: str) -> None:
-    source = _with_missing_columns(connection, table, source)
+    source = _in_current_names(table, _with_missing_columns(connection, table, source))
     if table == "cases":
         source = _cases_in_current_words(source)
     connection.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT * FROM {source}")
@@ -304,6 +329,10 @@ def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
             folders = sorted({path.parent for path in files[table]})
             patterns = "[" + ", ".join(sql_literal(f"{f}/*.parquet") for f in folders) + "]"
         source = f"read_parquet({patterns}, union_by_name = true)"
+        if table in LEGACY_COLUMNS:
+            with duckdb.connect() as probe:
+                source = _in_current_names(table, _with_missing_columns(probe, table, source))
+            source = " ".join(source.split())
         if table == "cases":
             # The same words as connect's views; the columns older files lack are
             # found once, here (a file of another schema written later is not seen).

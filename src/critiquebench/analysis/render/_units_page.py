@@ -1,0 +1,165 @@
+"""report.html's units table and the stories its rows open, from ``show``'s story model.
+
+The page carries one small row per unit; the stories (a case and rep, its arms side by
+side) are scripts in ``report_units/`` beside the page, ``STORIES_PER_FILE`` to a file,
+the file of a row loaded when the row is clicked. A page opened from ``file://`` may
+not ``fetch`` its neighbours, but it may load them as scripts; a 1,000-unit run's page
+stays as small as its rows, and its stories take a few files, not one per unit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from markupsafe import escape
+
+from critiquebench.analysis.render._transcript_view import (
+    UnitStory,
+    all_stories,
+    ending_line,
+    round_blocks,
+    round_name,
+)
+from critiquebench.pipeline import ResultStore
+
+UNITS_FOLDER = "report_units"
+"""The folder beside report.html holding one story script per case and rep."""
+STORIES_PER_FILE = 25
+"""Stories (cases and reps) in one script: ~10 KB each on HumanEval, so a click loads
+a few hundred KB at most, and a 1,000-unit run writes ~20 files."""
+STORY_CALLBACK = "critiquebenchStory"
+"""The function each story script calls with its group number and its HTML."""
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """One row of the units table: a unit and the story group (case and rep) it opens."""
+
+    case_id: str
+    arm: str
+    rep: int
+    halt: str
+    passed: bool
+    tests_passed: bool
+    defects: int | None
+    rounds: int
+    tokens: int
+    group: int
+    flipped: bool
+    """Its case's pass differs between the arms at this rep (measured units only)."""
+
+    def cells(self) -> list[object]:
+        """The row as the page's JSON array (the order the page's script reads)."""
+        return [self.case_id, self.arm, self.rep, self.halt, self.passed, self.tests_passed,
+                self.defects, self.rounds, self.tokens, self.group, self.flipped]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class UnitsPage:
+    """The rows for report.html and the story scripts to write beside it."""
+
+    rows: tuple[UnitRow, ...]
+    scripts: dict[str, str]
+    """File name under ``UNITS_FOLDER`` -> its text (``story_file``)."""
+
+    def rows_json(self) -> str:
+        """The rows as JSON safe inside a script element ("<" escaped)."""
+        text = json.dumps([row.cells() for row in self.rows], separators=(",", ":"))
+        return text.replace("<", "\\u003c")
+
+
+def flipped(stories: Sequence[UnitStory]) -> bool:
+    """Whether the measured arms of one case and rep disagree on pass."""
+    return len({story.passed for story in stories if story.error is None}) > 1
+
+
+def _blocks_html(story: UnitStory, index: int) -> str:
+    if index >= len(story.rounds):
+        return ""
+    parts = []
+    for block in round_blocks(story.rounds[index]):
+        tag = "p" if block.heading else "pre"
+        parts.append(f'<{tag} class="{block.part}">{escape(block.text)}</{tag}>')
+    return "".join(parts)
+
+
+def story_html(stories: Sequence[UnitStory]) -> str:
+    """The arms of one case and rep side by side, aligned by round, as ``show`` prints
+    them: every round's prompt excerpt, answers, checks, critic, diff and feedback."""
+    first = stories[0]
+    head = "".join(f'<th data-arm="{escape(s.arm)}">arm {escape(s.arm)}</th>' for s in stories)
+    rows = [f"<tr><th>round</th>{head}</tr>"]
+    for index in range(max(len(story.rounds) for story in stories)):
+        named = next(s.rounds[index] for s in stories if index < len(s.rounds))
+        cells = "".join(
+            f'<td data-arm="{escape(s.arm)}">{_blocks_html(s, index)}</td>' for s in stories
+        )
+        rows.append(f"<tr><th>{escape(round_name(named))}</th>{cells}</tr>")
+    endings = "".join(
+        f'<td data-arm="{escape(s.arm)}" class="halt">{escape(ending_line(s))}</td>'
+        for s in stories
+    )
+    rows.append(f"<tr><th>halt</th>{endings}</tr>")
+    title = f"{first.case_id}  rep {first.rep}"
+    return f'<h3>{escape(title)}</h3><table class="story">{"".join(rows)}</table>'
+
+
+def story_file(group: int) -> str:
+    """The script under ``UNITS_FOLDER`` holding story ``group`` (as the page computes it)."""
+    return f"{group // STORIES_PER_FILE}.js"
+
+
+def _script(group: int, html: str) -> str:
+    # ensure_ascii and the escaped "<": the text is inert whatever the model wrote.
+    payload = json.dumps(html).replace("<", "\\u003c")
+    return f"{STORY_CALLBACK}({group}, {payload});\n"
+
+
+def units_page(
+    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> UnitsPage:
+    """The units table of ``run_id`` and a story script per case and rep; ``tables``:
+    the run's tables already open, as for ``all_stories``."""
+    rows: list[UnitRow] = []
+    scripts: dict[str, str] = {}
+    for group, stories in enumerate(all_stories(output, run_id, tables)):
+        changed = flipped(stories)
+        rows.extend(
+            UnitRow(
+                case_id=story.case_id,
+                arm=story.arm,
+                rep=story.rep,
+                halt=story.halt,
+                passed=story.passed,
+                tests_passed=story.tests_passed,
+                defects=story.defects_final,
+                rounds=story.loops,
+                tokens=story.tokens,
+                group=group,
+                flipped=changed,
+            )
+            for story in stories
+        )
+        name = story_file(group)
+        scripts[name] = scripts.get(name, "") + _script(group, story_html(stories))
+    return UnitsPage(tuple(rows), scripts)
+
+
+def write_units_page(output: Path, run_id: str, page: UnitsPage) -> Path:
+    """Write the story scripts of ``page`` into the run's ``UNITS_FOLDER``, removing any
+    left from an earlier render, and return the folder."""
+    store = ResultStore(output)
+    folder = output / run_id / UNITS_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.js"):
+        if stale.name not in page.scripts:
+            stale.unlink()
+    for name, text in page.scripts.items():
+        path = folder / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            store.write_text(run_id, f"{UNITS_FOLDER}/{name}", text)
+    return folder
