@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 import time
+from contextlib import closing
 from typing import Any
 from uuid import UUID
 
@@ -22,6 +23,7 @@ from prefect.futures import wait
 from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
+from critiquebench.analysis import connect
 from critiquebench.pipeline import (
     RunConfig,
     RunIncomplete,
@@ -150,8 +152,7 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     # The data-quality check (Great Expectations) and the reports (charts) run in child
     # processes, their memory gone with them (see critiquebench.warm_child). They start
     # now, at a low CPU priority, so their imports use what the units leave idle.
-    # The check's child follows the run: it validates each unit's rows as they land.
-    checker = PendingCheck(config.run_id, nice=_CHILD_NICE, output=config.output)
+    checker = PendingCheck(config.run_id, nice=_CHILD_NICE)
     reporter = PendingReport(nice=_CHILD_NICE)
     try:
         return _run_and_check(config, units_runner, checker, reporter, key)
@@ -190,10 +191,11 @@ def _run_and_check(
             logger.warning("%s", end.message())
             return {**_outcome(config, failed, workers), "status": end.status,
                     "message": end.message()}  # fmt: skip
-    # The report's child reads the run's files while the check's child finishes; it
-    # reports (the run's status included) once finish_run has recorded the run's end.
+    # The report's child reads the run's files while this process does for the check;
+    # it reports (the run's status included) once finish_run has recorded the run's end.
     reporter.prepare(config.output, config.run_id, config.prices, config.target)
-    quality = check_quality_task(checker, key)
+    with closing(connect(config.output, [config.run_id], snapshot=True)) as tables:
+        quality = check_quality_task(checker, tables, key)
     end = finish_run(plan, failed, "passed" if quality.passed else "failed", tally.result())
     write_reports_task(
         config.output, config.run_id, config.prices, config.target, key, pending=reporter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import duckdb
 from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
@@ -11,11 +12,13 @@ from critiquebench.quality._isolated import PendingCheck
 
 
 @task(name="check-quality", cache_policy=NO_CACHE, persist_result=False)
-def check_quality_task(pending: PendingCheck, artifact_key: str) -> QualityReport:
-    """Finish the check of the run in the child process ``pending`` (started with the
-    run: it imported Great Expectations and validated each unit's rows as they landed
-    while the units ran, see ``critiquebench.quality._incremental``); publish the outcome."""
-    pending.finish()
+def check_quality_task(
+    pending: PendingCheck, tables: duckdb.DuckDBPyConnection, artifact_key: str
+) -> QualityReport:
+    """Validate every table of the run from ``tables`` (the run's files, scanned once)
+    in the child process ``pending`` (started with the run, so Great Expectations is
+    imported there while the units run); publish the outcome."""
+    pending.send(tables)
     checked = pending.result()
     get_run_logger().info(
         "data-quality check: %d expectations in a child process (peak RSS %.0f MiB, %.1f s)",

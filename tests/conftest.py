@@ -44,10 +44,15 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def prefect_harness(prefect_home: Path) -> Iterator[None]:
-    """A temporary Prefect API for flow tests (takes ~10 s to start, so one per session)."""
+    """A temporary Prefect API for flow tests (takes ~10 s to start, so one per session).
+
+    Its start may wait up to 5 minutes: on a machine shared with other work (load ~25 on
+    2 cores) it took more than the 2 minutes allowed before, and every flow test of the
+    worker then failed at setup, though nothing was wrong but the wait.
+    """
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=120):
+    with prefect_test_harness(server_startup_timeout=300):
         yield
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,13 +15,24 @@ from tests.integration.lazy_flow import run_ab_matrix
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
-    replay = hollow_then_fixed_replay(tmp_path, limit=3)
-    output = tmp_path / "runs"
+@pytest.fixture(scope="module")
+def flow_run(
+    prefect_harness: None, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[RunConfig, dict[str, object]]:
+    """One 6-unit flow run (3 cases x arms A, B), shared: the tests only read it or copy it."""
+    folder = tmp_path_factory.mktemp("flow")
+    replay = hollow_then_fixed_replay(folder, limit=3)
     config = RunConfig(
-        suite="basic", limit=3, model=f"replay:{replay}", output=output, run_id="flow-1"
+        suite="basic", limit=3, model=f"replay:{replay}", output=folder / "runs", run_id="flow-1"
     )
-    result = run_ab_matrix(config)
+    return config, run_ab_matrix(config)
+
+
+def test_flow_writes_four_tables_that_duckdb_reads_back(
+    flow_run: tuple[RunConfig, dict[str, object]],
+) -> None:
+    config, result = flow_run
+    output = config.output
     assert result["run_id"] == "flow-1"
     db = connect(output)
     assert db.execute("SELECT count(*) FROM cases").fetchone() == (6,)
@@ -44,20 +56,20 @@ def test_flow_writes_four_tables_that_duckdb_reads_back(tmp_path: Path) -> None:
     assert (output / "flow-1" / "report.html").is_file()
 
 
-def test_rerun_with_the_same_run_id_resumes_without_duplicates(tmp_path: Path) -> None:
-    replay = hollow_then_fixed_replay(tmp_path, limit=2)
-    output = tmp_path / "runs"
-    config = RunConfig(
-        suite="basic", limit=2, model=f"replay:{replay}", output=output, run_id="resume-1"
-    )
-    run_ab_matrix(config)
-    cases_dir = output / "resume-1" / "cases"
+def test_rerun_with_the_same_run_id_resumes_without_duplicates(
+    flow_run: tuple[RunConfig, dict[str, object]], tmp_path: Path
+) -> None:
+    finished, _ = flow_run
+    output = tmp_path / "runs"  # a copy: the shared run stays as the flow left it
+    shutil.copytree(finished.output / "flow-1", output / "flow-1")
+    config = finished.model_copy(update={"output": output})
+    cases_dir = output / "flow-1" / "cases"
     lost = sorted(cases_dir.glob("*.parquet"))[0]
     lost.unlink()  # as if the process died before this unit's cases row landed
     run_ab_matrix(config)
     db = connect(output)
     assert db.execute(
         "SELECT count(*), count(DISTINCT (case_id, arm, rep)) FROM cases"
-    ).fetchone() == (4, 4)
+    ).fetchone() == (6, 6)
     runs = db.execute("SELECT units_skipped FROM runs ORDER BY invocation_started_at").fetchall()
-    assert runs == [(0,), (3,)]
+    assert runs == [(0,), (5,)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +10,6 @@ import duckdb
 from rich.console import Console
 from rich.markdown import Markdown
 
-from critiquebench.quality._fork import both
 from critiquebench.quality._report import ExpectationOutcome, QualityReport
 
 if TYPE_CHECKING:
@@ -113,28 +111,13 @@ def check_run(
     return check_frames(run_id, frames, retry_limit)
 
 
-def check_frames(
-    run_id: str, frames: dict[str, Frame], retry_limit: int | None, *, forked: bool = False
-) -> QualityReport:
-    """Validate a run's tables, as ``load_tables`` gives them, against their suites.
-
-    ``forked``: validate ``cases`` (half the work) in a fork of this process meanwhile
-    (see ``_fork``), for a process that does nothing else.
-    """
+def check_frames(run_id: str, frames: dict[str, Frame], retry_limit: int | None) -> QualityReport:
+    """Validate a run's tables, as ``load_tables`` gives them, against their suites."""
     from critiquebench.quality._suites import arms_of_run
 
     arms = arms_of_run(frames["runs"])
     parameters = {"run_ids": [run_id], "retry_limit": retry_limit}
-    if forked:
-        apart = ("cases",)
-        rest = tuple(table for table in frames if table not in apart)
-        there, here = both(
-            partial(_validate, apart, frames, arms, parameters),
-            partial(_validate, rest, frames, arms, parameters),
-        )
-        found = {**there, **here}
-    else:
-        found = _validate(tuple(frames), frames, arms, parameters)
+    found = _validate(tuple(frames), frames, arms, parameters)
     results = [outcome for table in frames for outcome in found[table]]
     unfinished, missing = _unfinished(frames)
     return QualityReport(run_id, all(r.success for r in results), results, unfinished, missing)

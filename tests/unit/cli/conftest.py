@@ -38,7 +38,8 @@ def sim_run_in_a_project(tmp_path_factory: pytest.TempPathFactory) -> ProjectRun
     """One small sim run through the installed CLI, with the user's defaults (no paths given).
 
     It starts the CLI's own Prefect server and writes tables and reports, so it costs
-    ~25 s; the tests that only read what it left share it.
+    ~25 s; the tests that only read what it left share it (one file: under `--dist
+    loadfile` each worker that ran a file using it would pay for it again).
     """
     root = tmp_path_factory.mktemp("outside")
     project = root / "elsewhere"

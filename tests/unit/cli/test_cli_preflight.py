@@ -22,7 +22,6 @@ from critiquebench.cli import app
 from critiquebench.models import ModelSpecError, check_model_spec
 from critiquebench.models._gemini import SECRET_BLOCK_VARIABLE
 from tests.integration.replay_run import write_replay_file
-from tests.unit.cli.conftest import ProjectRun
 
 _CLI = str(Path(sys.executable).with_name("critiquebench"))
 _KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", SECRET_BLOCK_VARIABLE)
@@ -164,12 +163,3 @@ def test_good_specs_pass_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "openai:qwen2.5-coder:7b@http://localhost:11434",
     ):  # fmt: skip
         check_model_spec(spec)
-
-
-@pytest.mark.slow
-def test_a_valid_sim_run_still_starts_and_finishes(sim_run_in_a_project: ProjectRun) -> None:
-    # The shared run is a plain valid `run` (sim model, defaults): preflight lets it through.
-    completed = sim_run_in_a_project.done
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    runs = sim_run_in_a_project.project / "data" / "runs"
-    assert (runs / "out-1" / "report.json").is_file()
