@@ -195,7 +195,7 @@ tr.flipped td:first-child { font-weight: 600; }
 
 @functools.cache
 def _units_script() -> str:
-    source = resources.files("critiquebench.analysis").joinpath("templates/units.js")
+    source = resources.files("critiquebench.analysis.render").joinpath("templates/units.js")
     text = source.read_text(encoding="utf-8").replace("__FOLDER__", UNITS_FOLDER)
     return text.replace("__PER_FILE__", str(STORIES_PER_FILE))
 
