@@ -18,7 +18,7 @@ of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
 flow's data-quality check and reports run in child processes, whose peaks are printed apart.
-Every peak is the process's own VmHWM (see critiquebench.peak_memory): ru_maxrss would
+Every peak is the process's own VmHWM (see critiquebench.runtime.peak_memory): ru_maxrss would
 carry over the high-water mark of the process that spawned it.
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
@@ -95,7 +95,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
     from critiquebench.cli import app
-    from critiquebench.warm_child import ChildResult, WarmChild
+    from critiquebench.runtime.warm_child import ChildResult, WarmChild
 
     imported = time.time()
     children: dict[str, float] = {}
@@ -139,13 +139,13 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
 def _child(args: argparse.Namespace) -> None:
     stamps = (child_flow if args.child == "flow" else child_library)(args)
     stamps["returned"] = time.time()
-    from critiquebench.peak_memory import peak_rss_mib
+    from critiquebench.runtime.peak_memory import peak_rss_mib
 
     stamps["peak_rss_mib"] = peak_rss_mib()
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
     if args.child == "flow":  # the process ends as the console script's does (cli.main)
-        from critiquebench._exit import exit_now
+        from critiquebench.runtime.process_exit import exit_now
 
         exit_now(0)
 

@@ -22,7 +22,7 @@ def test_the_start_is_prepared_ahead_and_checked_once(
 ) -> None:
     import critiquebench.pipeline as pipeline
     from critiquebench.pipeline import _head_start, _preflight
-    from critiquebench.prefect_server import LocalServer
+    from critiquebench.runtime.prefect_server import LocalServer
 
     events: list[str] = []
 
@@ -33,9 +33,7 @@ def test_the_start_is_prepared_ahead_and_checked_once(
 
         return recorded
 
-    monkeypatch.setattr(
-        _preflight, "choose_cases", recorder("preflight", _preflight.choose_cases)
-    )
+    monkeypatch.setattr(_preflight, "choose_cases", recorder("preflight", _preflight.choose_cases))
     monkeypatch.setattr(pipeline, "begin_run", recorder("begin", pipeline.begin_run))
     monkeypatch.setattr(_head_start, "_probe", recorder("probe", _head_start._probe))
     monkeypatch.setattr(LocalServer, "wait_ready", recorder("wait", LocalServer.wait_ready))

@@ -7,7 +7,7 @@ scipy and Jinja2 (1.6 s and ~150 MiB together).
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis._charts import Figure, figure_svg

@@ -18,7 +18,7 @@ from critiquebench.analysis._report import build_report
 from critiquebench.analysis._report_types import REPORT_JSON, RunReport
 from critiquebench.analysis._views import connect
 from critiquebench.pipeline import ResultStore
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)

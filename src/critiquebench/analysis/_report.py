@@ -52,7 +52,7 @@ from critiquebench.analysis._stats import (
 from critiquebench.analysis._trigger_metrics import trigger_metrics
 from critiquebench.analysis._unmeasured import Unmeasured, fill_matrix
 from critiquebench.loop import describe_arms
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 
 CONFIDENCE = 0.95
 SEED = 0

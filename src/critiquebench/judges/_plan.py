@@ -36,8 +36,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from critiquebench._ast_turns import compile_expression, parse
 from critiquebench.judges._plain import describe_value, encode_argument
+from critiquebench.runtime.ast_turns import compile_expression, parse
 from critiquebench.suites import Check
 
 CheckMode = Literal["value", "inside"]

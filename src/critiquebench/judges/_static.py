@@ -63,7 +63,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from critiquebench._ast_turns import TooComplex, parse
 from critiquebench.judges._calibration import (
     returning_functions,
     unproven_invariant,
@@ -72,7 +71,8 @@ from critiquebench.judges._calibration import (
 from critiquebench.judges._evasion import evasion_findings
 from critiquebench.judges._failure import Failure, FailureKind
 from critiquebench.judges._ruff_server import RuffServer, RuffServerError, unhinted
-from critiquebench.project import default_cache_dir
+from critiquebench.runtime.ast_turns import TooComplex, parse
+from critiquebench.runtime.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
 """Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
@@ -223,7 +223,7 @@ class StaticSettings:
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
-    (``critiquebench.project.default_cache_dir``)."""
+    (``critiquebench.runtime.project.default_cache_dir``)."""
     timeout_s: float = 30.0
     """Most a single check may take: mypy's daemon's CPU-seconds (however long it waits
     for a CPU on a loaded host; wall-clock seconds where ``/proc`` is missing), ruff's

@@ -7,7 +7,6 @@ refusing one stays fast.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
 from critiquebench.pipeline._catalog import (
     DIED,
     LATEST,
@@ -43,6 +42,7 @@ from critiquebench.pipeline._preflight import (
     preflight,
 )
 from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, stop_requested
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.pipeline._head_start import PreparedStart, RunHeadStart, begin_run

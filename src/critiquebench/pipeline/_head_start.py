@@ -18,13 +18,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
 
-from critiquebench._background import in_thread
 from critiquebench.judges import DEFAULT_JUDGE, JudgeSet, PythonJudge, probe_sandbox
 from critiquebench.loop import LoopDependencies
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, expand_matrix
+from critiquebench.runtime.background import in_thread
 from critiquebench.suites import Case
 
 

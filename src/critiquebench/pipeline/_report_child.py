@@ -1,4 +1,4 @@
-"""A run's report built in a child process (see ``critiquebench.warm_child``).
+"""A run's report built in a child process (see ``critiquebench.runtime.warm_child``).
 
 The child starts with the run, at a low CPU priority, imports the analysis and
 bundles the chart library (seconds, and no data needed) while the units run. Once
@@ -23,7 +23,7 @@ from critiquebench.analysis import (
 )
 from critiquebench.analysis._charts import vega_bundle
 from critiquebench.analysis._views import reload_table
-from critiquebench.warm_child import ChildResult, WarmChild, wait_for_parent
+from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_parent
 
 REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)
 """What the child imports ahead of the call (the analysis imports scipy only when an

@@ -15,7 +15,6 @@ from functools import partial
 from importlib import metadata
 from typing import Any, Literal
 
-from critiquebench._background import in_thread
 from critiquebench.judges import DEFAULT_JUDGE, Judge, JudgeSet, PythonJudge, is_full_sandbox
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
@@ -33,6 +32,7 @@ from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._units import Unit, execute_unit
+from critiquebench.runtime.background import in_thread
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)

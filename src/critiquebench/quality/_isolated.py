@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.quality._report import QualityReport
-from critiquebench.warm_child import ChildResult, WarmChild
+from critiquebench.runtime.warm_child import ChildResult, WarmChild
 
 if TYPE_CHECKING:  # imported in the child only, after the heavy imports
     from critiquebench.quality._incremental import Checked, LandingCheck

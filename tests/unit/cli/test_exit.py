@@ -9,7 +9,7 @@ from pathlib import Path
 _SCRIPT = """
 import atexit, sys, threading, time, weakref
 from pathlib import Path
-from critiquebench._exit import exit_now
+from critiquebench.runtime.process_exit import exit_now
 
 folder = Path(sys.argv[1])
 

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench import _ast_turns
+from critiquebench.runtime import ast_turns as _ast_turns
 
-SOURCE = (Path(_ast_turns.__file__).parent / "judges" / "_static.py").read_text(encoding="utf-8")
+SOURCE = (Path(_ast_turns.__file__).parent.parent / "judges" / "_static.py").read_text(
+    encoding="utf-8"
+)
 
 
 @pytest.fixture

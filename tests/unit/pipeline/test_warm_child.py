@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from critiquebench.warm_child import WarmChild, wait_for_parent
+from critiquebench.runtime.warm_child import WarmChild, wait_for_parent
 
 
 def loaded(names: list[str]) -> list[str]:
@@ -236,7 +236,7 @@ def test_a_child_dies_with_its_killed_parent_and_removes_its_folder(
     parent_code = (
         "import sys, time\n"
         f"sys.path.insert(0, {str(tmp_path)!r})\n"
-        "from critiquebench.warm_child import WarmChild\n"
+        "from critiquebench.runtime.warm_child import WarmChild\n"
         f"child = WarmChild([{module!r}])\n"
         "time.sleep(1)\n"  # the child is under way
         f"open({str(started)!r}, 'w').write(f'{{child._process.pid}} {{child._path}}')\n"
