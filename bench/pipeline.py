@@ -159,10 +159,6 @@ def _child(args: argparse.Namespace) -> None:
     stamps["peak_rss_mib"] = peak_rss_mib()
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
-    if args.child == "flow":  # the process ends as the console script's does (cli.main)
-        from critiquebench.runtime.process_exit import exit_now
-
-        exit_now(0)
 
 
 def _from_tables(output: Path) -> dict[str, Any]:

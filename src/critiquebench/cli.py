@@ -1025,8 +1025,4 @@ def main() -> None:
         code = 1
     else:
         code = 0
-    if code is not None and not isinstance(code, int):
-        sys.exit(code)  # a message for stderr: Python prints it
-    from critiquebench.runtime.process_exit import exit_now
-
-    exit_now(code or 0)
+    sys.exit(code)  # a message (not an int) goes to stderr: Python prints it

@@ -11,7 +11,6 @@ as cheap as the module itself):
   one ``critiquebench server`` keeps for later runs;
 - ``warm_child``: one call in a child process that imported its modules ahead of time;
 - ``background``: work on a thread of its own, collected later as a future;
-- ``process_exit``: ending a finished process without the interpreter's teardown;
 - ``peak_memory``: a process's own peak resident memory;
 - ``progress``: the progress bar or plain progress lines of a run's units;
 - ``lazy``: lazy re-exports for package ``__init__`` files;

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from critiquebench.runtime.peak_memory import peak_rss_mib
-from critiquebench.runtime.process_exit import exit_now
 
 T = TypeVar("T")
 
@@ -219,6 +218,3 @@ if __name__ == "__main__":
         daemon=True,
     ).start()
     _main(Path(sys.argv[1]), sys.argv[2:], _parent)
-    # The parent waits for this process to end: freeing the objects of the analysis or
-    # of Great Expectations one by one (~1 s on a busy machine) would delay it for nothing.
-    exit_now(0)
