@@ -377,12 +377,9 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
     design = _design_ahead(config, cases)
-    # The temporary Prefect API starts first, so its start-up overlaps the work below:
-    # the run's model, judge and sandbox probe (begun on a thread) and the imports.
+    # The temporary Prefect API starts first, so its start-up overlaps the imports.
     with local_prefect_api() as server:
-        from critiquebench.pipeline import RunIncomplete, begin_run
-
-        head_start = begin_run(config, cases)
+        from critiquebench.pipeline import RunIncomplete
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
         console.print(
@@ -397,7 +394,7 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         problem: Exception | None = None
         try:
             server.wait_ready()
-            with server.applied(), head_start.offered():
+            with server.applied():
                 run_ab_matrix(config)
         except RunInterrupted as stopped:
             # No report: a verdict on part of the matrix would look final.

@@ -45,8 +45,8 @@ from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, st
 from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from critiquebench.pipeline._head_start import PreparedStart, RunHeadStart, begin_run
     from critiquebench.pipeline._run import (
+        PreparedStart,
         RunEnd,
         RunIncomplete,
         RunInterrupted,
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         dependencies_for,
         finish_run,
         landed_units,
+        prepare_start,
         run_unit,
         start_run,
         tally_ahead,
@@ -92,6 +93,8 @@ _RUN = (
     "UnitWritten",
     "batch_label",
     "dependencies_for",
+    "PreparedStart",
+    "prepare_start",
 )
 _LAZY = {
     **dict.fromkeys(
@@ -106,7 +109,6 @@ _LAZY = {
         "_schema",
     ),
     "ResultStore": "_store",
-    **dict.fromkeys(("PreparedStart", "RunHeadStart", "begin_run"), "_head_start"),
     **dict.fromkeys(_RUN, "_run"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
@@ -129,7 +131,6 @@ __all__ = [
     "ResultStore",
     "RunConfig",
     "RunEnd",
-    "RunHeadStart",
     "RunIncomplete",
     "RunInterrupted",
     "RunOwner",
@@ -145,7 +146,6 @@ __all__ = [
     "UnknownRunError",
     "arrow_schema",
     "batch_label",
-    "begin_run",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -162,6 +162,7 @@ __all__ = [
     "owner_json",
     "owner_path",
     "preflight",
+    "prepare_start",
     "request_stop",
     "resolve_run",
     "resolve_runs",
