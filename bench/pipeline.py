@@ -17,7 +17,7 @@ fixed costs before and after it. Fixed-cost phases
 of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
-flow's data-quality check runs in a child process, whose peak is printed apart.
+flow's data-quality check and reports run in child processes, whose peaks are printed apart.
 Every peak is the process's own VmHWM (see critiquebench.runtime.peak_memory): ru_maxrss would
 carry over the high-water mark of the process that spawned it.
 

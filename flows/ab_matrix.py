@@ -35,6 +35,7 @@ from critiquebench.pipeline import (
     tally_ahead,
     unit_batches,
 )
+from critiquebench.pipeline._report_child import PendingReport
 from critiquebench.quality import QualityCheckFailed
 from critiquebench.quality._isolated import PendingCheck
 from critiquebench.runtime.progress import UnitProgress
@@ -52,7 +53,7 @@ on one machine does not freeze another machine's paths or one run's id."""
 
 _PROGRESS_EVERY_S = 1.0
 _CHILD_NICE = 10
-"""How much lower the check's child runs until it is called."""
+"""How much lower the check's and the report's children run until they are called."""
 
 
 def _run_batches(
@@ -146,21 +147,24 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     config = config_from_parameters(parameters)
     key = re.sub(r"[^a-z0-9-]+", "-", config.run_id.lower())
     units_runner = make_task_runner(config.task_runner, config.max_concurrency, config.dask_address)
-    # The data-quality check (Great Expectations) runs in a child process, its memory
-    # gone with it (see critiquebench.runtime.warm_child). It starts now, at a low CPU
-    # priority, so its imports use what the units leave idle, and follows the run: it
-    # validates each unit's rows as they land.
+    # The data-quality check (Great Expectations) and the reports (charts) run in child
+    # processes, their memory gone with them (see critiquebench.runtime.warm_child). They start
+    # now, at a low CPU priority, so their imports use what the units leave idle.
+    # The check's child follows the run: it validates each unit's rows as they land.
     checker = PendingCheck(config.run_id, nice=_CHILD_NICE, output=config.output)
+    reporter = PendingReport(nice=_CHILD_NICE)
     try:
-        return _run_and_check(config, units_runner, checker, key)
+        return _run_and_check(config, units_runner, checker, reporter, key)
     finally:
-        checker.close()  # a child whose result was never asked for (the run failed)
+        checker.close()  # children whose results were never asked for (the run failed)
+        reporter.close()
 
 
 def _run_and_check(
     config: RunConfig,
     units_runner: TaskRunner[Any],
     checker: PendingCheck,
+    reporter: PendingReport,
     key: str,
 ) -> dict[str, Any]:
     logger = get_run_logger()
@@ -186,9 +190,14 @@ def _run_and_check(
             logger.warning("%s", end.message())
             return {**_outcome(config, failed, workers), "status": end.status,
                     "message": end.message()}  # fmt: skip
+    # The report's child reads the run's files while the check's child finishes; it
+    # reports (the run's status included) once finish_run has recorded the run's end.
+    reporter.prepare(config.output, config.run_id, config.prices, config.target)
     quality = check_quality_task(checker, key)
     end = finish_run(plan, failed, "passed" if quality.passed else "failed", tally.result())
-    write_reports_task(config.output, config.run_id, config.prices, config.target, key)
+    write_reports_task(
+        config.output, config.run_id, config.prices, config.target, key, pending=reporter
+    )
     if not quality.passed:
         raise QualityCheckFailed(quality)
     if end.status == "incomplete":

@@ -16,6 +16,7 @@ from critiquebench.analysis import (
     report_markdown,
     write_reports,
 )
+from critiquebench.pipeline._report_child import PendingReport
 
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
@@ -26,6 +27,7 @@ def write_reports_task(
     target: float,
     artifact_key: str,
     tables: duckdb.DuckDBPyConnection | None = None,
+    pending: PendingReport | None = None,
 ) -> RunReport:
     """report.json, report.html and lessons.md in the run folder; Markdown and table artifacts.
 
@@ -33,9 +35,23 @@ def write_reports_task(
     units are not measured its verdict is "inconclusive: N units not measured": the
     artifacts' descriptions say so and the flow's log warns.
     ``tables``: the run's tables already read (shared with the quality check).
+    ``pending``: a child process that imported the analysis ahead of time and has read
+    the run's files (``PendingReport.prepare``, with these settings); the report is
+    then built there, and the memory that building and rendering it (charts) takes
+    goes away with the child.
     """
-    report = write_reports(output, run_id, prices=load_prices(prices), target=target, tables=tables)
-    built = report.report
+    if pending is None:
+        report = write_reports(
+            output, run_id, prices=load_prices(prices), target=target, tables=tables
+        )
+        built = report.report
+    else:
+        done = pending.result()
+        get_run_logger().info(
+            "reports written in a child process (peak RSS %.0f MiB, %.1f s)",
+            done.peak_rss_mib, done.seconds,
+        )  # fmt: skip
+        built = done.value
     # The verdict withheld is said where the UI lists artifacts, not only inside them.
     withheld = f" ({built.verdict_text})" if built.verdict_text else ""
     if built.headline:

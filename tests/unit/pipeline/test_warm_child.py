@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,6 +113,87 @@ def test_a_child_given_no_call_stops() -> None:
     child: WarmChild[None] = WarmChild([])
     with pytest.raises(RuntimeError, match="exited with code 0 and no result"):
         child.result(timeout_s=120)
+
+
+def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from critiquebench.analysis import write_reports
+    from critiquebench.pipeline import ResultStore
+    from critiquebench.pipeline import _report_child as report_child
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    units = [FakeUnit(f"c{i}", arm, 0, (1,)) for i in range(3) for arm in "AB"]
+    for folder in ("child", "here"):
+        write_run(tmp_path / folder, "r", units)
+
+    def finish(folder: Path) -> None:  # what finish_run does meanwhile: a new runs row
+        store = ResultStore(folder)
+        store.write_run_row("r", "start-1", {**store.run_rows("r")[0], "status": "failed"})
+
+    def go_ahead() -> bool:
+        finish(tmp_path / "child")
+        return True
+
+    monkeypatch.setattr(report_child, "wait_for_parent", go_ahead)
+    built = report_child.report_when_asked(tmp_path / "child", "r", tmp_path / "none", 0.8)
+    finish(tmp_path / "here")
+    assert built.meta.status == "failed"
+    assert built == write_reports(tmp_path / "here", "r", target=0.8).report
+
+
+def test_the_report_is_built_before_the_runs_end_is_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the parent lets it go on, the child only takes the run's state from the new
+    runs row and writes files: the numbers were computed while the check ran."""
+    from critiquebench.pipeline import ResultStore
+    from critiquebench.pipeline import _report_child as report_child
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    write_run(tmp_path, "r", [FakeUnit(f"c{i}", arm, 0, (1,)) for i in range(3) for arm in "AB"])
+    events: list[str] = []
+    build = report_child.build_report
+
+    def recorded_build(*args: Any, **kwargs: Any) -> Any:
+        events.append("build")
+        return build(*args, **kwargs)
+
+    def go_ahead() -> bool:
+        events.append("wait")
+        store = ResultStore(tmp_path)
+        store.write_run_row("r", "start-1", {**store.run_rows("r")[0], "status": "incomplete"})
+        return True
+
+    monkeypatch.setattr(report_child, "build_report", recorded_build)
+    monkeypatch.setattr(report_child, "wait_for_parent", go_ahead)
+    built = report_child.report_when_asked(tmp_path, "r", tmp_path / "none", 0.8)
+    assert events == ["build", "wait"]
+    assert built.meta is not None and built.meta.status == "incomplete"
+    written = (tmp_path / "r" / "report.json").read_text(encoding="utf-8")
+    assert '"status": "incomplete"' in written
+
+
+def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
+    from critiquebench.analysis import read_report, write_reports
+    from critiquebench.pipeline._report_child import PendingReport
+    from tests.unit.analysis.synthetic_run import FakeUnit, write_run
+
+    units = [
+        FakeUnit(f"c{i}", arm, 0, (2, 0) if arm == "B" else (1,)) for i in range(4) for arm in "AB"
+    ]
+    write_run(tmp_path / "child", "r", units)
+    write_run(tmp_path / "here", "r", units)
+    pending = PendingReport(nice=5)
+    with pytest.raises(RuntimeError, match="before prepare"):
+        pending.result()
+    pending.prepare(tmp_path / "child", "r", tmp_path / "no-prices.json", 0.8)
+    done = pending.result(timeout_s=300)
+    pending.close()
+    assert done.value == write_reports(tmp_path / "here", "r", target=0.8).report
+    assert read_report(tmp_path / "child", "r") == done.value  # the files were written there
+    html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
+    assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(

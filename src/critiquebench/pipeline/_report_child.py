@@ -1,0 +1,75 @@
+"""A run's report built in a child process (see ``critiquebench.runtime.warm_child``).
+
+The child starts with the run, at a low CPU priority, imports the analysis and
+bundles the chart library (seconds, and no data needed) while the units run. Once
+they are done it reads the run's files and builds the report while the data-quality
+check runs elsewhere; the run's end is recorded after that check (its status is in
+the report), so the child then waits for ``PendingReport.result`` to read the run's
+``runs`` rows again, take the run's status and end from them and write the report's
+files. Kept apart from the flow's tasks so the child imports the analysis, not Prefect.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from critiquebench.analysis import (
+    RunReport,
+    build_report,
+    connect,
+    load_prices,
+    with_run_state,
+    write_report_files,
+)
+from critiquebench.analysis._charts import vega_bundle
+from critiquebench.analysis._views import reload_table
+from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_parent
+
+REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)
+"""What the child imports ahead of the call (the analysis imports scipy only when an
+interval is first computed)."""
+
+
+def warm_up() -> None:
+    """What the report needs that no run's data changes: the chart library's bundle."""
+    vega_bundle()
+
+
+def report_when_asked(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
+    """Write the run's report files (see ``write_reports``) and return the report, in
+    two steps: read the run's files and build the report, with the price table at
+    ``prices`` (its errors are the report's); then wait for the parent
+    (``wait_for_parent``) to read its ``runs`` rows again (only they change meanwhile),
+    take the run's state from them and write the files."""
+    tables = connect(output, [run_id], snapshot=True)
+    built = build_report(tables, run_id, prices=load_prices(prices), target=target)
+    if not wait_for_parent():
+        raise RuntimeError(f"run {run_id}: the run ended before its report was asked for")
+    reload_table(tables, output, [run_id], "runs")
+    return write_report_files(output, with_run_state(tables, built)).report
+
+
+class PendingReport:
+    """A run's report in a child process: ``prepare`` once the units are done, then
+    ``result`` once the run's end is recorded. ``nice``: as for ``WarmChild``."""
+
+    def __init__(self, nice: int = 0) -> None:
+        self._child: WarmChild[RunReport] = WarmChild(REPORT_MODULES, warm_up=warm_up, nice=nice)
+        self._prepared = False
+
+    def prepare(self, output: Path, run_id: str, prices: Path, target: float) -> None:
+        """Read the run's files now; the report (priced by the file ``prices``) follows
+        ``result``."""
+        self._child.call(report_when_asked, output, run_id, prices, target)
+        self._prepared = True
+
+    def result(self, timeout_s: float | None = None) -> ChildResult[RunReport]:
+        """Build and write the report (from the ``runs`` rows as they are now)."""
+        if not self._prepared:
+            raise RuntimeError("PendingReport.result before prepare")
+        self._child.go_on()
+        return self._child.result(timeout_s)
+
+    def close(self) -> None:
+        """Stop the child without a report (the run ended early)."""
+        self._child.close()
