@@ -18,11 +18,23 @@ of the flow come from timestamps the run records (runs.invocation_started_at and
 finished_at, the last cases.finished_at) and three taken by the process (imported,
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
 flow's data-quality check and reports run in child processes, whose peaks are printed apart.
-Every peak is the process's own VmHWM (see critiquebench.peak_memory): ru_maxrss would
+Every peak is the process's own VmHWM (see critiquebench.runtime.peak_memory): ru_maxrss would
 carry over the high-water mark of the process that spawned it.
+
+``--targets`` prints issue 24's figures instead, each against its target:
+
+- slope per unit and fixed cost, flow and library loop at concurrency 2, from runs at
+  1 and 3 reps (wall = fixed + slope x units), the flow with its temporary Prefect
+  server and with a standing one (``critiquebench server``);
+- ``report``, ``check`` and one ``sql`` query, as a user types them, on a run of 328
+  units (HumanEval x A, B x 1 rep) and one of 3,280 (10 reps);
+- the library loop on a model whose calls take 0.5 s (``sim:latency=0.5``) at
+  concurrency 4, 16 and 64: efficiency = units/s in the units phase over the ideal
+  (concurrency / model seconds per unit).
 
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
+     .venv/bin/python bench/pipeline.py --targets  (issue 24's table; --quick too)
 """
 
 from __future__ import annotations
@@ -31,6 +43,8 @@ import argparse
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+CLI = str(Path(sys.executable).with_name("critiquebench"))
 _DRAFT = '\n\n\ndef {name}(*args, **kwargs):\n    raise ValueError("first draft")\n'
 
 
@@ -84,7 +99,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "limit": args.limit,
         "arms": "A,B",
         "reps": args.reps,
-        "model": f"replay:{args.replay}",
+        "model": getattr(args, "model", None) or f"replay:{args.replay}",
         "max_concurrency": args.concurrency,
         "output": args.output,
         "run_id": "bench",
@@ -95,7 +110,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
 def child_flow(args: argparse.Namespace) -> dict[str, Any]:
     """`critiquebench run ...` in this process, as the console script would run it."""
     from critiquebench.cli import app
-    from critiquebench.warm_child import ChildResult, WarmChild
+    from critiquebench.runtime.warm_child import ChildResult, WarmChild
 
     imported = time.time()
     children: dict[str, float] = {}
@@ -139,15 +154,11 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
 def _child(args: argparse.Namespace) -> None:
     stamps = (child_flow if args.child == "flow" else child_library)(args)
     stamps["returned"] = time.time()
-    from critiquebench.peak_memory import peak_rss_mib
+    from critiquebench.runtime.peak_memory import peak_rss_mib
 
     stamps["peak_rss_mib"] = peak_rss_mib()
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
-    if args.child == "flow":  # the process ends as the console script's does (cli.main)
-        from critiquebench._exit import exit_now
-
-        exit_now(0)
 
 
 def _from_tables(output: Path) -> dict[str, Any]:
@@ -170,13 +181,17 @@ def _from_tables(output: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path) -> Measured:
-    """Run one path at one concurrency in a fresh process, into a fresh output folder."""
-    output = scratch / f"{path}-{concurrency}-{time.monotonic_ns()}"
+def measure(
+    args: argparse.Namespace, path: str, concurrency: int, scratch: Path, keep: Path | None = None
+) -> Measured:
+    """Run one path at one concurrency in a fresh process, into a fresh output folder
+    (``keep``: this one, left in place)."""
+    output = keep or scratch / f"{path}-{concurrency}-{time.monotonic_ns()}"
     stamps = output.with_suffix(".json")
     command = [sys.executable, __file__, "--child", path, "--concurrency", str(concurrency)]
     command += ["--reps", str(args.reps), "--replay", str(args.replay), "--output", str(output)]
     command += ["--stamps", str(stamps)] + (["--limit", str(args.limit)] if args.limit else [])
+    command += ["--model", args.model] if getattr(args, "model", None) else []
     # This checkout's sources first, whichever copy the virtualenv was installed from.
     pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PREFECT_HOME": str(scratch / "prefect"), "PYTHONPATH": pythonpath}
@@ -197,7 +212,8 @@ def measure(args: argparse.Namespace, path: str, concurrency: int, scratch: Path
         phases["quality check"] = times["finished"] - times["last_unit"]
         phases["reports + printing"] = times["returned"] - times["finished"]
         phases["shutdown"] = exited - times["returned"]
-    shutil.rmtree(output, ignore_errors=True)
+    if keep is None:
+        shutil.rmtree(output, ignore_errors=True)
     return Measured(
         path=path, concurrency=concurrency, wall_s=exited - spawned,
         cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
@@ -251,6 +267,113 @@ def print_table(results: list[Measured]) -> None:
             print(f"peak RSS MiB, flow at {r.concurrency}: run {r.peak_rss_mib:.0f}, {children}")
 
 
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def _line(figure: str, value: str, target: str) -> None:
+    print(f"| {figure} | {value} | {target} | {_load()} |", flush=True)
+
+
+def _fit(args: argparse.Namespace, path: str, scratch: Path) -> tuple[float, float]:
+    """Fixed seconds and seconds per unit of ``path`` at concurrency 2, from 1 and 3 reps."""
+    small = measure(argparse.Namespace(**{**vars(args), "reps": 1}), path, 2, scratch)
+    large = measure(argparse.Namespace(**{**vars(args), "reps": 3}), path, 2, scratch)
+    slope = (large.wall_s - small.wall_s) / (large.units - small.units)
+    return small.wall_s - slope * small.units, slope
+
+
+def _standing_server(scratch: Path) -> subprocess.Popen[bytes]:
+    """`critiquebench server` on a free port for the bench's Prefect home, once it answers."""
+    from critiquebench.runtime.prefect_server import standing_api
+
+    home = scratch / "prefect"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PREFECT_HOME": str(home)}
+    env.pop("PREFECT_API_URL", None)
+    command = [CLI, "server", "--port", str(port)]
+    pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    server = subprocess.Popen(
+        command, cwd=scratch, env={**env, "PYTHONPATH": pythonpath}, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 600
+    while standing_api(home) is None:
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("the standing Prefect server did not start")
+        time.sleep(0.5)
+    return server
+
+
+def _command_s(argv: list[str], output: Path) -> float:
+    """Wall seconds of one `critiquebench` command, as a user types it."""
+    pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    command = [CLI, *argv, "--output", str(output)]
+    started = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=output, env={**os.environ, "PYTHONPATH": pythonpath},
+        capture_output=True, check=False,
+    )  # fmt: skip
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # check and report exit 1 on a failed gate only
+        raise SystemExit(f"{argv[0]} failed: {done.stderr.decode()[-500:]}")
+    return seconds
+
+
+def _api_bound(args: argparse.Namespace, concurrency: int, scratch: Path) -> float:
+    """Efficiency of the library loop on 0.5 s model calls at ``concurrency``."""
+    limit = min(164, max(10, 3 * concurrency)) if not args.quick else min(20, 3 * concurrency)
+    settings = {"limit": limit, "reps": 1, "model": "sim:latency=0.5,suite=humaneval"}
+    done = measure(
+        argparse.Namespace(**{**vars(args), **settings}), "library", concurrency, scratch
+    )
+    ideal = concurrency / (done.model_s / done.units)
+    return done.units / done.phases["units"] / ideal
+
+
+def print_targets(args: argparse.Namespace, scratch: Path) -> None:
+    """Issue 24's table: each figure, its target and the load average when measured."""
+    print(f"{os.cpu_count()} CPUs; the last column is the load average (1, 5, 15 min)\n")
+    print("| figure | measured | target | load |\n|---|---|---|---|")
+    measure(argparse.Namespace(**{**vars(args), "limit": 1, "reps": 1}), "flow", 1, scratch)
+    library_fixed, library_slope = _fit(args, "library", scratch)
+    flow_fixed, flow_slope = _fit(args, "flow", scratch)
+    ratio = flow_slope / library_slope
+    _line(
+        "flow slope per unit vs library loop",
+        f"{1000 * flow_slope:.1f} vs {1000 * library_slope:.1f} ms ({ratio:.2f}x)", "<= 1.15x",
+    )  # fmt: skip
+    _line("fixed cost, library loop", f"{library_fixed:.1f} s", "<= 3 s")
+    _line("fixed cost, flow (temporary server)", f"{flow_fixed:.1f} s", "<= 8 s")
+    server = _standing_server(scratch)
+    try:
+        standing_fixed, _ = _fit(args, "flow", scratch)
+    finally:
+        os.killpg(server.pid, signal.SIGINT)
+        server.wait()
+    _line(
+        "fixed cost, flow (standing server)",
+        f"{standing_fixed:.1f} s", f"<= library + 1 s = {library_fixed + 1:.1f} s",
+    )  # fmt: skip
+    targets = {1: ("<= 2 s", "<= 3 s", "<= 0.5 s"), 10: ("<= 3 s", "<= 5 s", "<= 1 s")}
+    for reps, (report_target, check_target, sql_target) in targets.items():
+        output = scratch / f"landed-{reps}"
+        landed = argparse.Namespace(**{**vars(args), "reps": reps})
+        units = measure(landed, "library", 2, scratch, keep=output).units
+        report_s = _command_s(["report", "bench"], output)
+        check_s = _command_s(["check", "bench"], output)
+        sql_s = _command_s(["sql", "SELECT arm, count(*) FROM cases GROUP BY arm"], output)
+        _line(f"`report`, {units} units", f"{report_s:.1f} s", report_target)
+        _line(f"`check`, {units} units", f"{check_s:.1f} s", check_target)
+        _line(f"one `sql` query, {units} units", f"{sql_s:.1f} s", sql_target)
+        shutil.rmtree(output, ignore_errors=True)
+    for concurrency in (4, 16, 64):
+        efficiency = _api_bound(args, concurrency, scratch)
+        _line(f"efficiency, 0.5 s calls, concurrency {concurrency}", f"{efficiency:.2f}", ">= 0.9")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 cases instead of 164")
@@ -258,7 +381,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--paths", default="flow,library", help="flow, library or both")
     parser.add_argument("--concurrency", default="1,2,4", help="comma-separated worker counts")
+    parser.add_argument("--targets", action="store_true", help="issue 24's figures")
     parser.add_argument("--child", choices=("flow", "library"), help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--output", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stamps", help=argparse.SUPPRESS)
@@ -272,6 +397,9 @@ def main() -> None:
     try:
         args.replay = scratch / "replay.jsonl"
         write_replay(args.replay, args.limit)
+        if args.targets:
+            print_targets(args, scratch)
+            return
         levels = [int(n) for n in args.concurrency.split(",")]
         paths = args.paths.split(",")
         if "flow" in paths:  # a first flow run migrates the new Prefect home: not measured

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from critiquebench.prefect_env import configure_prefect_environment
+from critiquebench.runtime.prefect_env import configure_prefect_environment
 
 WORKERS = 2
 CASES = 20  # x arms A, B = 40 units

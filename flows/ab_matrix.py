@@ -38,9 +38,9 @@ from critiquebench.pipeline import (
     unit_batches,
 )
 from critiquebench.pipeline._report_child import PendingReport
-from critiquebench.progress import UnitProgress
 from critiquebench.quality import QualityCheckFailed
 from critiquebench.quality._isolated import PendingCheck
+from critiquebench.runtime.progress import UnitProgress
 from tasks.quality import check_quality_task
 from tasks.report import write_reports_task
 from tasks.run_unit import BatchDone, run_units_task
@@ -150,7 +150,7 @@ def _run_ab_matrix(**parameters: Any) -> dict[str, Any]:
     key = re.sub(r"[^a-z0-9-]+", "-", config.run_id.lower())
     units_runner = make_task_runner(config.task_runner, config.max_concurrency, config.dask_address)
     # The data-quality check (Great Expectations) and the reports (charts) run in child
-    # processes, their memory gone with them (see critiquebench.warm_child). They start
+    # processes, their memory gone with them (see critiquebench.runtime.warm_child). They start
     # now, at a low CPU priority, so their imports use what the units leave idle.
     checker = PendingCheck(config.run_id, nice=_CHILD_NICE)
     reporter = PendingReport(nice=_CHILD_NICE)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.prefect_env import PREFECT_DEFAULTS
+from critiquebench.runtime.prefect_env import PREFECT_DEFAULTS
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -7,7 +7,7 @@ command line start) stays fast: the loop pulls in LangGraph, the store pyarrow.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.judges import Failure, JudgeResult, PythonJudge, SandboxLimits

@@ -1,6 +1,6 @@
 """The ``critiquebench`` command line.
 
-The options of ``run`` are generated from ``RunConfig`` (see ``critiquebench._options``);
+The options of ``run`` are generated from ``RunConfig`` (see ``critiquebench._cli._options``);
 ``--output``, ``--prices`` and ``--target`` of the other commands come from the same
 fields. Heavy libraries (Prefect, DuckDB, Great Expectations, LangGraph, Altair) are
 imported inside the commands that need them, so help and refusals answer at once.
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from critiquebench._options import (
+from critiquebench._cli._options import (
     TypedNamesCommand,
     describe_errors,
     given_values,
@@ -37,7 +37,7 @@ from critiquebench.pipeline import (
     preflight,
     resolve_run,
 )
-from critiquebench.project import default_output, default_prefect_home
+from critiquebench.runtime.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
 
 if TYPE_CHECKING:
@@ -367,22 +367,19 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
     report and the files written; ``resume`` is the command that resumes it."""
     from critiquebench._cli._interrupt import INTERRUPTED_EXIT
     from critiquebench.pipeline import RunInterrupted, stop_requested
-    from critiquebench.prefect_env import configure_prefect_environment
+    from critiquebench.runtime.prefect_env import configure_prefect_environment
 
     if stop_requested(config.output, config.run_id):  # Ctrl-C during the checks
         _error("interrupted", f"run {config.run_id} did not start; start it with: {resume}")
         raise typer.Exit(code=INTERRUPTED_EXIT)
-    from critiquebench.prefect_server import local_prefect_api
+    from critiquebench.runtime.prefect_server import local_prefect_api
 
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
     design = _design_ahead(config, cases)
-    # The temporary Prefect API starts first, so its start-up overlaps the work below:
-    # the run's model, judge and sandbox probe (begun on a thread) and the imports.
+    # The temporary Prefect API starts first, so its start-up overlaps the imports.
     with local_prefect_api() as server:
-        from critiquebench.pipeline import RunIncomplete, begin_run
-
-        head_start = begin_run(config, cases)
+        from critiquebench.pipeline import RunIncomplete
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
         console.print(
@@ -397,7 +394,7 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         problem: Exception | None = None
         try:
             server.wait_ready()
-            with server.applied(), head_start.offered():
+            with server.applied():
                 run_ab_matrix(config)
         except RunInterrupted as stopped:
             # No report: a verdict on part of the matrix would look final.
@@ -442,8 +439,8 @@ def _design_ahead(config: RunConfig, cases: list[Case]) -> Future[DesignNote | N
         return None
     from functools import partial
 
-    from critiquebench._background import in_thread
     from critiquebench._cli._design import compared_cases, design_note
+    from critiquebench.runtime.background import in_thread
 
     n_cases = compared_cases(cases)
     work = partial(design_note, n_cases, config.reps, config.retry_limit, config.target)
@@ -980,8 +977,8 @@ def server(
     Runs started in this project while it answers report to it (and show in its UI)
     instead of starting a temporary server each. Stop it with Ctrl-C.
     """
-    from critiquebench.prefect_env import configure_prefect_environment
-    from critiquebench.prefect_server import serve_standing
+    from critiquebench.runtime.prefect_env import configure_prefect_environment
+    from critiquebench.runtime.prefect_server import serve_standing
 
     home = configure_prefect_environment(default_prefect_home())
     home.mkdir(parents=True, exist_ok=True)
@@ -1026,8 +1023,4 @@ def main() -> None:
         code = 1
     else:
         code = 0
-    if code is not None and not isinstance(code, int):
-        sys.exit(code)  # a message for stderr: Python prints it
-    from critiquebench._exit import exit_now
-
-    exit_now(code or 0)
+    sys.exit(code)  # a message (not an int) goes to stderr: Python prints it

@@ -11,7 +11,7 @@ from pathlib import Path
 
 _SCRIPT = """
 import json, os, sys, urllib.request
-from critiquebench.prefect_server import local_prefect_api
+from critiquebench.runtime.prefect_server import local_prefect_api
 
 with local_prefect_api() as server:
     server.wait_ready()
@@ -44,7 +44,7 @@ def test_the_api_runs_as_a_child_and_stops_with_the_context(tmp_path: Path) -> N
 
 def test_a_configured_api_is_used_as_it_is(tmp_path: Path) -> None:
     script = (
-        "from critiquebench.prefect_server import local_prefect_api\n"
+        "from critiquebench.runtime.prefect_server import local_prefect_api\n"
         "with local_prefect_api() as server:\n"
         "    server.wait_ready()\n"
         "    print(server.api_url, server.process)\n"
@@ -84,7 +84,7 @@ def _kill_and_reap(child: subprocess.Popen[str]) -> None:
 
 _KILLED_SCRIPT = """
 import sys, time
-from critiquebench.prefect_server import local_prefect_api
+from critiquebench.runtime.prefect_server import local_prefect_api
 
 with local_prefect_api() as server:
     print(server.process.pid, flush=True)
@@ -122,7 +122,7 @@ time.sleep(600)
 # reports the pids and waits to be killed.
 _THREAD_SCRIPT = """
 import os, sys, threading, time
-from critiquebench.prefect_server import spawn_tied
+from critiquebench.runtime.prefect_server import spawn_tied
 
 pids_file = sys.argv[1]
 started = []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.prefect_server import STANDING_RECORD, standing_api
+from critiquebench.runtime.prefect_server import STANDING_RECORD, standing_api
 
 pytestmark = pytest.mark.slow
 CLI = str(Path(sys.executable).with_name("critiquebench"))

@@ -48,73 +48,6 @@ ROOT_ENTRIES = frozenset(
 )
 """What the package root may hold."""
 
-ROOT_PLUMBING = frozenset(
-    {
-        "_ast_turns",
-        "_background",
-        "_exit",
-        "_lazy",
-        "_options",
-        "peak_memory",
-        "prefect_env",
-        "prefect_server",
-        "progress",
-        "project",
-        "warm_child",
-    }
-)
-"""Root modules that the runtime/ room (another branch, issue 25) takes in."""
-
-_PENDING_OTHER_BRANCHES: frozenset[tuple[str, str]] = frozenset(
-    {
-        # s9-speed: pipeline/_head_start and pipeline/_run import each other (either
-        # edge breaks the circle; the one that survives the fix goes stale here).
-        ("critiquebench.pipeline._head_start", "critiquebench.pipeline._run"),
-        ("critiquebench.pipeline._run", "critiquebench.pipeline._head_start"),
-        # s9-speed: private root plumbing, imported from other rooms until it moves
-        # into runtime/ with a public __init__.
-        ("critiquebench", "critiquebench._lazy"),
-        ("critiquebench.analysis", "critiquebench._lazy"),
-        ("critiquebench.analysis.render", "critiquebench._lazy"),
-        ("critiquebench.analysis.report", "critiquebench._lazy"),
-        ("critiquebench.analysis.stats", "critiquebench._lazy"),
-        ("critiquebench.analysis.views", "critiquebench._lazy"),
-        ("critiquebench.loop", "critiquebench._lazy"),
-        ("critiquebench.models", "critiquebench._lazy"),
-        ("critiquebench.pipeline", "critiquebench._lazy"),
-        ("critiquebench.cli", "critiquebench._options"),
-        ("critiquebench.cli", "critiquebench._background"),
-        ("critiquebench.cli", "critiquebench._exit"),
-        ("critiquebench.pipeline._head_start", "critiquebench._background"),
-        ("critiquebench.pipeline._run", "critiquebench._background"),
-        ("critiquebench.prefect_server", "critiquebench._background"),
-        ("critiquebench.warm_child", "critiquebench._exit"),
-        ("critiquebench.critics._hollow", "critiquebench._ast_turns"),
-        ("critiquebench.judges.static._evasion", "critiquebench._ast_turns"),
-        ("critiquebench.judges.markdown._code", "critiquebench._ast_turns"),
-        ("critiquebench.judges.python._plan", "critiquebench._ast_turns"),
-        ("critiquebench.judges.static._checker", "critiquebench._ast_turns"),
-        # s9-speed: the root plumbing modules themselves, until runtime/ takes them in.
-        ("critiquebench", "critiquebench._ast_turns"),
-        ("critiquebench", "critiquebench._background"),
-        ("critiquebench", "critiquebench._exit"),
-        ("critiquebench", "critiquebench._lazy"),
-        ("critiquebench", "critiquebench._options"),
-        ("critiquebench", "critiquebench.peak_memory"),
-        ("critiquebench", "critiquebench.prefect_env"),
-        ("critiquebench", "critiquebench.prefect_server"),
-        ("critiquebench", "critiquebench.progress"),
-        ("critiquebench", "critiquebench.project"),
-        ("critiquebench", "critiquebench.warm_child"),
-    }
-)
-"""Known violations that other branches of issue 25 remove: ``(importer, imported)``
-import edges (private imports, or one edge of each circle), and ``("critiquebench",
-"critiquebench.<module>")`` for a module the package root still holds. Only the
-judges <-> suites work (s9-judges), the root plumbing modules moving to
-``runtime/`` and the ``pipeline/_head_start`` <-> ``pipeline/_run`` circle
-(s9-speed) belong here; the lead empties it when those branches merge."""
-
 
 @dataclass(frozen=True)
 class Import:
@@ -292,17 +225,13 @@ def _show(cycle: tuple[str, ...]) -> str:
 
 
 def test_the_import_graph_has_no_circles() -> None:
-    edges = runtime_edges(all_imports()) - _PENDING_OTHER_BRANCHES
+    edges = runtime_edges(all_imports())
     cycles = import_cycles(edges)
     assert not cycles, "import circles:\n" + "\n".join(map(_show, cycles))
 
 
 def test_no_module_imports_another_room_s_private_names() -> None:
-    found = [
-        item
-        for item in private_violations(all_imports())
-        if (item.importer, item.module) not in _PENDING_OTHER_BRANCHES
-    ]
+    found = private_violations(all_imports())
     assert not found, "private imports across rooms:\n" + "\n".join(
         f"{item.importer}:{item.line} imports {item.module}"
         + (f".{item.name}" if item.name else "")
@@ -311,12 +240,7 @@ def test_no_module_imports_another_room_s_private_names() -> None:
 
 
 def test_the_package_root_holds_only_the_rooms_and_the_entry_modules() -> None:
-    pending = {
-        imported.rpartition(".")[2]
-        for importer, imported in _PENDING_OTHER_BRANCHES
-        if importer == PACKAGE
-    }
-    extra = [name for name in root_violations() if Path(name).stem not in pending]
+    extra = root_violations()
     assert not extra, f"the package root holds {extra}: move each into its room"
 
 
@@ -351,29 +275,6 @@ def test_each_analysis_room_uses_only_the_rooms_below_it() -> None:
     assert not found, "\n".join(
         f"{item.importer}:{item.line} imports {item.module}" for item in found
     )
-
-
-def test_pending_items_belong_to_the_other_branches_and_still_exist() -> None:
-    """The exemptions name only the other branches' work, and none outlives its fix."""
-    imports = all_imports()
-    edges = {(item.importer, item.module) for item in imports}
-    roots = {Path(name).stem for name in root_violations()}
-
-    def others(module: str) -> bool:
-        parts = module.split(".")
-        return (
-            _room(module) in ("judges", "suites")
-            or (len(parts) == 2 and parts[1] in ROOT_PLUMBING)
-            or module in ("critiquebench.pipeline._head_start", "critiquebench.pipeline._run")
-        )
-
-    for importer, imported in _PENDING_OTHER_BRANCHES:
-        if importer == PACKAGE:
-            assert imported.rpartition(".")[2] in ROOT_PLUMBING, imported
-            assert imported.rpartition(".")[2] in roots, f"{imported} has left the root"
-            continue
-        assert others(importer) or others(imported), (importer, imported)
-        assert (importer, imported) in edges, f"{importer} no longer imports {imported}"
 
 
 # The rules themselves, on small packages written here.

@@ -16,7 +16,7 @@ charts, statistics and templates, which load altair, scipy and Jinja2 (1.6 s and
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis._selftest import (

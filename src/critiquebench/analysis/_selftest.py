@@ -51,7 +51,7 @@ from critiquebench.pipeline import (
     finish_run,
     start_run,
 )
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 from critiquebench.suites import Case
 
 # Heterogeneous cases (het = 1 on the logit scale: a case one SD harder has its odds

@@ -9,7 +9,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Final
 
-from critiquebench._ast_turns import parse
+from critiquebench.runtime.ast_turns import parse
 
 # A decorated stub is a declaration, not an unfinished implementation.
 _STUB_DECORATORS: Final = frozenset(

@@ -6,7 +6,6 @@ import, and settings, checks and reports need only the loop's types.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
 from critiquebench.loop._arms import (
     BASELINE,
     BUILTIN_ARMS,
@@ -53,6 +52,7 @@ from critiquebench.loop._state import (
     current_halt,
     empty_attempt,
 )
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.loop._graph import build_graph, initial_state, run_loop

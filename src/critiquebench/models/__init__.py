@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
 from critiquebench.models._cache import CachingProvider, CallCache, cache_key
 from critiquebench.models._gemini import DEFAULT_GEMINI_MODEL, GeminiProvider
 from critiquebench.models._import_inspect import ImportFormatError, inspect_replay_lines
@@ -42,6 +41,7 @@ from critiquebench.models._replay import (
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.models._sim import (

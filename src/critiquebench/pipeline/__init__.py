@@ -7,7 +7,6 @@ refusing one stays fast.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
 from critiquebench.pipeline._catalog import (
     DIED,
     LATEST,
@@ -44,10 +43,11 @@ from critiquebench.pipeline._preflight import (
     preflight,
 )
 from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, stop_requested
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from critiquebench.pipeline._head_start import PreparedStart, RunHeadStart, begin_run
     from critiquebench.pipeline._run import (
+        PreparedStart,
         RunEnd,
         RunIncomplete,
         RunInterrupted,
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         dependencies_for,
         finish_run,
         landed_units,
+        prepare_start,
         run_unit,
         start_run,
         tally_ahead,
@@ -94,6 +95,8 @@ _RUN = (
     "UnitWritten",
     "batch_label",
     "dependencies_for",
+    "PreparedStart",
+    "prepare_start",
 )
 _LAZY = {
     **dict.fromkeys(
@@ -109,7 +112,6 @@ _LAZY = {
         "_schema",
     ),
     **dict.fromkeys(("ResultStore", "atomic_write_text"), "_store"),
-    **dict.fromkeys(("PreparedStart", "RunHeadStart", "begin_run"), "_head_start"),
     **dict.fromkeys(_RUN, "_run"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
@@ -133,7 +135,6 @@ __all__ = [
     "ResultStore",
     "RunConfig",
     "RunEnd",
-    "RunHeadStart",
     "RunIncomplete",
     "RunInterrupted",
     "RunOwner",
@@ -150,7 +151,6 @@ __all__ = [
     "arrow_schema",
     "atomic_write_text",
     "batch_label",
-    "begin_run",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -168,6 +168,7 @@ __all__ = [
     "owner_json",
     "owner_path",
     "preflight",
+    "prepare_start",
     "request_stop",
     "resolve_run",
     "resolve_runs",

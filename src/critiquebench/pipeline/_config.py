@@ -23,7 +23,7 @@ from critiquebench.loop import (
     resolve_arm,
 )
 from critiquebench.models import MODEL_SPEC_HELP, RateLimits, default_rate_limits, is_cacheable
-from critiquebench.project import (
+from critiquebench.runtime.project import (
     CACHE_VARIABLE,
     DEFAULT_TARGET,
     OUTPUT_VARIABLE,

@@ -15,8 +15,14 @@ from functools import partial
 from importlib import metadata
 from typing import Any, Literal
 
-from critiquebench._background import in_thread
-from critiquebench.judges import DEFAULT_JUDGE, Judge, JudgeSet, PythonJudge, is_full_sandbox
+from critiquebench.judges import (
+    DEFAULT_JUDGE,
+    Judge,
+    JudgeSet,
+    PythonJudge,
+    is_full_sandbox,
+    probe_sandbox,
+)
 from critiquebench.loop import LoopDependencies
 from critiquebench.models import (
     CachingProvider,
@@ -28,11 +34,12 @@ from critiquebench.models import (
 )
 from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
-from critiquebench.pipeline._head_start import RunHeadStart, begin_run, offered_head_start
+from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
-from critiquebench.pipeline._units import Unit, execute_unit
+from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
+from critiquebench.runtime.background import in_thread
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
@@ -126,6 +133,47 @@ def python_judge() -> Judge:
     return PythonJudge()
 
 
+@dataclass(frozen=True)
+class PreparedStart:
+    """What a start of a run knows before it writes its ``runs`` row."""
+
+    work: list[tuple[Case, Unit]]
+    """The units still to run: not yet finished, or recorded with an infrastructure error."""
+    planned: int
+    skipped: int
+    retried: int
+    keys: frozenset[str]
+    """Keys of every unit of the matrix."""
+    sandbox: str
+    """The fences of the run's judge, as the probe found them."""
+
+
+def prepare_start(config: RunConfig, cases: list[Case]) -> PreparedStart:
+    """Build the run's model and judge (a bad model spec fails here, before any unit),
+    list the units left to run and probe the sandbox with the judge the units will use."""
+    deps = dependencies_for(config.provider_settings())
+    written = ResultStore(config.output).unit_errors(config.run_id)
+    done = {key for key, error in written.items() if error is None}
+    # A unit's key is a digest of its case id: made once here, not once per use.
+    keyed = [(case, unit, unit.key) for case, unit in expand_matrix(cases, config)]
+    work = [(case, unit) for case, unit, key in keyed if key not in done]
+    return PreparedStart(
+        work=work,
+        planned=len(keyed),
+        skipped=len(keyed) - len(work),
+        retried=sum(1 for _, _, key in keyed if written.get(key)),
+        keys=frozenset(key for _, _, key in keyed),
+        sandbox=_probe(deps),
+    )
+
+
+def _probe(deps: LoopDependencies) -> str:
+    """The fences of the run's own Python judge, which the probe starts for the units:
+    a judge of its own would start (and leave behind) a second sandbox worker."""
+    judge = deps.judge.get(DEFAULT_JUDGE) if isinstance(deps.judge, JudgeSet) else None
+    return probe_sandbox(judge if isinstance(judge, PythonJudge) else None)
+
+
 def _versions() -> str:
     names = ("critiquebench", "prefect", "langgraph", "duckdb", "pyarrow", "llama_cpp_python")
     found: dict[str, str] = {"python": platform.python_version()}
@@ -166,22 +214,17 @@ def _run_row(
     }
 
 
-def start_run(config: RunConfig, head_start: RunHeadStart | None = None) -> RunPlan:
+def start_run(config: RunConfig, cases: list[Case] | None = None) -> RunPlan:
     """Check the run (see ``preflight``) and the model spec, and list the units to run.
 
     Starting again with the same ``run_id`` resumes the same experiment: finished
     units are skipped, units recorded with an infrastructure error run again, and
     other experiment settings are refused (``ConfigMismatchError``).
 
-    ``head_start``: that work begun ahead (``begin_run``); without it, a head start
-    offered for this configuration (``RunHeadStart.offered``) is taken, else it is
-    begun here.
+    ``cases``: what ``preflight(config)`` returned, when the caller ran it already.
     """
-    head = head_start or offered_head_start(config) or begin_run(config)
-    if head.config != config:
-        raise ValueError(f"run {config.run_id}: the head start given is another run's")
     started = dt.datetime.now(dt.UTC)
-    prepared = head.result()
+    prepared = prepare_start(config, preflight(config) if cases is None else cases)
     plan = RunPlan(
         config=config,
         invocation=started.strftime("%Y%m%dT%H%M%S%fZ"),

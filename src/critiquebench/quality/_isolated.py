@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.quality._report import QualityReport
-from critiquebench.warm_child import ChildResult, WarmChild
+from critiquebench.runtime.warm_child import ChildResult, WarmChild
 
 _HEAVY = ("great_expectations", "pandas", "critiquebench.quality._suites", __name__)
 

@@ -15,7 +15,7 @@ from critiquebench.analysis.report._cost import (
     cost_per_defect_removed,
     cost_summary,
 )
-from critiquebench.project import PACKAGED_PRICES
+from critiquebench.runtime.project import PACKAGED_PRICES
 
 DEFAULT_PRICES = PACKAGED_PRICES  # the table shipped inside the package
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from critiquebench.progress import (
+from critiquebench.runtime.progress import (
     INTERVAL_VARIABLE,
     Snapshot,
     UnitProgress,
@@ -110,7 +110,7 @@ def test_interval_from_environment(
 def test_progress_counts_units_landed_elsewhere_and_never_goes_back() -> None:
     import io
 
-    from critiquebench.progress import UnitProgress
+    from critiquebench.runtime.progress import UnitProgress
 
     stream = io.StringIO()
     with UnitProgress(10, lambda: 0.0, stream=stream, interactive=False) as progress:

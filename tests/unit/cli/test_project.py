@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.project import (
+from critiquebench.runtime.project import (
     PACKAGED_PRICES,
     default_cache_dir,
     default_output,

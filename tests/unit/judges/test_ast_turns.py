@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench import _ast_turns
+from critiquebench.runtime import ast_turns as _ast_turns
 
-SOURCE = (Path(_ast_turns.__file__).parent / "judges" / "static" / "_checker.py").read_text(
+SOURCE = (Path(_ast_turns.__file__).parent.parent / "judges" / "static" / "_checker.py").read_text(
     encoding="utf-8"
 )
 

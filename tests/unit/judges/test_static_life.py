@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench import _ast_turns
 from critiquebench.judges import Failure, PythonJudge, StaticChecker, StaticSettings
 from critiquebench.judges.static import _checker as _static
+from critiquebench.runtime import ast_turns as _ast_turns
 from critiquebench.suites import Case, Check
 
 WRONG = "def f(x: int) -> str:\n    return x\n"  # mypy: return-value on line 2

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from critiquebench.peak_memory import peak_rss_mib
-from critiquebench.warm_child import WarmChild
+from critiquebench.runtime.peak_memory import peak_rss_mib
+from critiquebench.runtime.warm_child import WarmChild
 
 _HELD_MIB = 300
 

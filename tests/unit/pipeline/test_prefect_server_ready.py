@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from critiquebench.prefect_server import LocalServer, _become_ready
+from critiquebench.runtime.prefect_server import LocalServer, _become_ready
 
 
 class _Recorder(BaseHTTPRequestHandler):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import signal
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from critiquebench.warm_child import WarmChild, wait_for_parent
+from critiquebench.runtime.warm_child import WarmChild, wait_for_parent
 
 
 def loaded(names: list[str]) -> list[str]:
@@ -37,31 +36,6 @@ def priority() -> int:
 def waits(path: Path) -> bool:
     path.write_text("waiting", encoding="ascii")
     return wait_for_parent()
-
-
-class _TornDown:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __del__(self) -> None:  # runs only while an interpreter tears its objects down
-        self.path.write_text("ran", encoding="ascii")
-
-
-_KEPT: list[_TornDown] = []
-
-
-def leaves_work_for_the_exit(folder: Path) -> str:
-    atexit.register((folder / "atexit").write_text, "ran", encoding="ascii")
-    _KEPT.append(_TornDown(folder / "teardown"))
-    return "value"
-
-
-def test_the_child_ends_without_teardown_but_runs_its_exit_handlers(tmp_path: Path) -> None:
-    child: WarmChild[str] = WarmChild([])
-    child.call(leaves_work_for_the_exit, tmp_path)
-    assert child.result(timeout_s=120).value == "value"
-    assert (tmp_path / "atexit").read_text(encoding="ascii") == "ran"  # temporary files go
-    assert not (tmp_path / "teardown").exists()  # the objects were not freed one by one
 
 
 def test_the_child_imports_ahead_and_returns_the_value_and_its_cost() -> None:
@@ -236,7 +210,7 @@ def test_a_child_dies_with_its_killed_parent_and_removes_its_folder(
     parent_code = (
         "import sys, time\n"
         f"sys.path.insert(0, {str(tmp_path)!r})\n"
-        "from critiquebench.warm_child import WarmChild\n"
+        "from critiquebench.runtime.warm_child import WarmChild\n"
         f"child = WarmChild([{module!r}])\n"
         "time.sleep(1)\n"  # the child is under way
         f"open({str(started)!r}, 'w').write(f'{{child._process.pid}} {{child._path}}')\n"

@@ -9,7 +9,7 @@ is imported on first use, so printing a verdict loads none of them.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis.render._charts import (

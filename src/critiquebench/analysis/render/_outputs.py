@@ -18,7 +18,7 @@ from critiquebench.analysis.render._units_page import UnitsPage, units_page, wri
 from critiquebench.analysis.report import REPORT_JSON, PriceTable, RunReport, build_report
 from critiquebench.analysis.views import connect
 from critiquebench.pipeline import ResultStore
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ read only a ``RunReport``.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis.report._cost import (

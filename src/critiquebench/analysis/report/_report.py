@@ -59,7 +59,7 @@ from critiquebench.analysis.views import (
     ordinary_rows,
 )
 from critiquebench.loop import describe_arms
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 
 CONFIDENCE = 0.95
 SEED = 0

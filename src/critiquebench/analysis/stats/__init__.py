@@ -8,7 +8,7 @@ scipy is imported by the functions that need it, on first call.
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis.stats._mcnemar import (

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from critiquebench.analysis.stats._bootstrap import bca_interval, resampled_sums
 from critiquebench.analysis.stats._mcnemar import McNemarResult, clustered_mcnemar, mcnemar_exact
-from critiquebench.project import DEFAULT_TARGET
+from critiquebench.runtime.project import DEFAULT_TARGET
 
 __all__ = [
     "MIN_CASES",

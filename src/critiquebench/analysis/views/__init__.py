@@ -10,7 +10,7 @@ rows from every other number (``ordinary_rows``).
 
 from typing import TYPE_CHECKING
 
-from critiquebench._lazy import lazy_exports
+from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from critiquebench.analysis.views._canary import (

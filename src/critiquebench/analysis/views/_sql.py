@@ -13,7 +13,7 @@ import duckdb
 from rich.table import Table
 from rich.text import Text
 
-from critiquebench.analysis.views._views import read_only_connection, views_sql
+from critiquebench.analysis.views._views import read_only_connection, tables_read_by, views_sql
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
 
@@ -39,7 +39,7 @@ def query_table(
     copy with no file or network access (see :func:`read_only_connection`); a bad
     or refused query raises ``duckdb.Error`` with DuckDB's message.
     """
-    with read_only_connection(output, runs) as connection:
+    with read_only_connection(output, runs, tables_read_by(query)) as connection:
         statements = connection.extract_statements(query)
         if len(statements) != 1:
             # A second statement could shadow a table with a TEMP view of the same

@@ -8,6 +8,7 @@ runs stored beside it.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -279,9 +280,28 @@ def reload_table(
     define_tables(connection, {table: table_files(output, runs)[table]}, "TABLE", (table,))
 
 
+def tables_read_by(query: str) -> tuple[str, ...]:
+    """The tables ``query`` can read: those it names and those under the views it names.
+
+    A name anywhere in the text counts (in a string or a comment too), so a table read
+    is never left out; copying one more than needed costs only time. ``runs`` always:
+    it is small, and it tells whether every file has this version's columns (then
+    the others are copied without uniting their schemas, see ``_one_schema``).
+    """
+    words = {word.lower() for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)}
+    needed = {"runs"} | {table for table in READABLE_TABLES if table in words}
+    if "findings" in words:
+        needed.add("attempts")
+    if words & {*KIND_VIEWS, *CANARY_VIEWS}:
+        needed |= {"attempts", "cases"}
+    if words & set(ROUND_VIEWS):
+        needed |= {"attempts", "cases", "calls"}
+    return tuple(table for table in READABLE_TABLES if table in needed)
+
+
 @contextmanager
 def read_only_connection(
-    output: Path, runs: Sequence[str] | None = None
+    output: Path, runs: Sequence[str] | None = None, tables: Sequence[str] = READABLE_TABLES
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB holding a copy of the tables of ``runs`` that a query cannot escape.
 
@@ -292,12 +312,17 @@ def read_only_connection(
     than left as views because DuckDB checks file access when a view is read, and
     allowing the run's Parquet files (``allowed_paths``) would also let a query
     overwrite them.
+
+    Only ``tables`` are copied (e.g. ``tables_read_by(query)``): the others, and the
+    views over them, are there with their columns and no rows. Copying every table
+    for a query of one took most of an ``sql`` command's time.
     """
     with tempfile.TemporaryDirectory(prefix="critiquebench-sql-") as folder:
         path = Path(folder) / "results.duckdb"
         writer = duckdb.connect(str(path))
         try:
-            files = table_files(output, runs, READABLE_TABLES)
+            copied = table_files(output, runs, tables)
+            files = {table: copied.get(table, []) for table in READABLE_TABLES}
             define_tables(writer, files, "TABLE", READABLE_TABLES)
         finally:
             writer.close()

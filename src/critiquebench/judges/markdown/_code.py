@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from critiquebench._ast_turns import parse
+from critiquebench.runtime.ast_turns import parse
 
 _MAX_REASON = 200
 

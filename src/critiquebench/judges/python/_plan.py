@@ -36,10 +36,10 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from critiquebench._ast_turns import compile_expression, parse
 from critiquebench.judges._case import Check
 from critiquebench.judges._plain import describe_value, encode_argument
 from critiquebench.judges.sandbox import CandidateCall, ValueCheck
+from critiquebench.runtime.ast_turns import compile_expression, parse
 
 CheckMode = Literal["value", "inside"]
 

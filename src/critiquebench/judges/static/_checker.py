@@ -11,6 +11,10 @@ Speed: ruff runs as one long-lived language server per checker (``ruff server``,
 a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findings, see
 ``judges/static/_ruff_server.py``); mypy runs as one daemon per checker, talked to over its
 socket from this process, so a check costs milliseconds instead of a fresh interpreter.
+A daemon reads one text at a time on one core, so a checker keeps up to ``mypy_lanes``
+daemons (one per usable core by default), each started only when every running one is
+busy: with one daemon, a run whose units wait on a slow model capped at ~36 judged
+attempts a second, however many units waited (issue 24).
 :meth:`StaticChecker.check_soon` runs a check on a thread of its own, so the Python
 judge has both tools read an answer while the sandbox runs its tests. Its cache lives in the
 project's cache folder (``mypy`` in it, by default), which later runs reuse. Both tools
@@ -59,11 +63,10 @@ import tokenize
 import uuid
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from critiquebench._ast_turns import TooComplex, parse
 from critiquebench.judges._failure import Failure, FailureKind
 from critiquebench.judges.static._calibration import (
     returning_functions,
@@ -72,7 +75,8 @@ from critiquebench.judges.static._calibration import (
 )
 from critiquebench.judges.static._evasion import evasion_findings
 from critiquebench.judges.static._ruff_server import RuffServer, RuffServerError, unhinted
-from critiquebench.project import default_cache_dir
+from critiquebench.runtime.ast_turns import TooComplex, parse
+from critiquebench.runtime.project import default_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
 """Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
@@ -223,7 +227,7 @@ class StaticSettings:
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
-    (``critiquebench.project.default_cache_dir``)."""
+    (``critiquebench.runtime.project.default_cache_dir``)."""
     timeout_s: float = 30.0
     """Most a single check may take: mypy's daemon's CPU-seconds (however long it waits
     for a CPU on a loaded host; wall-clock seconds where ``/proc`` is missing), ruff's
@@ -240,6 +244,9 @@ class StaticSettings:
     """A text nested deeper (see :func:`scan_code`) is one ``unreadable`` finding."""
     max_brackets: int = MAX_BRACKETS
     """A text holding more brackets open at once is one ``unreadable`` finding."""
+    mypy_lanes: int | None = None
+    """Most mypy daemons that check texts at the same time (each is started only when
+    every running one is busy); None = one per usable core."""
 
 
 @dataclass(frozen=True)
@@ -404,7 +411,8 @@ def parse_mypy(output: str) -> tuple[Failure, ...]:
 
 
 class StaticChecker:
-    """ruff and mypy over artifacts, warm; thread-safe (mypy requests are serialised).
+    """ruff and mypy over artifacts, warm; thread-safe (each mypy daemon reads one text at
+    a time; up to ``mypy_lanes`` daemons read at once, see the module docstring).
 
     Never raises from :meth:`check`. What one answer does to a tool is that answer's
     finding (``unreadable``), never another answer's problem: a text over the size or
@@ -424,7 +432,11 @@ class StaticChecker:
         # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
         self._remembered: OrderedDict[bytes, tuple[Failure, ...]] = OrderedDict()
         self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
-        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder)
+        # Further daemons, each a checker of its own (lane 0 is this one), made on demand.
+        self._lanes: list[StaticChecker] = []
+        self._lanes_lock = threading.Lock()
+        self._lanes_free = threading.BoundedSemaphore(_lane_count(self.settings))
+        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder, self._lanes)
 
     @property
     def _status(self) -> Path | None:
@@ -702,23 +714,48 @@ class StaticChecker:
             raise StaticCheckError(f"ruff wrote no findings: {type(exc).__name__}") from None
 
     def _mypy(self, code: str) -> tuple[Failure, ...]:
-        with self._lock:
+        with self._lanes_free:
+            lane = self._take_lane()
             try:
-                return parse_mypy(self._ask(code))
-            except StaticCheckError:
-                self._slot.stop()  # dead or stalled: never asked again
-            # A fresh daemon must read the known-good text before the answer is retried,
-            # so a broken checker is never blamed on the answer.
-            try:
-                self._ask(CANARY)
-            except StaticCheckError as exc:
-                self._slot.stop()
-                raise StaticCheckError(f"{exc} (on a known-good text too)") from None
-            try:
-                return parse_mypy(self._ask(code))
-            except StaticCheckError as again:
-                self._slot.stop()  # the next answer starts on a fresh daemon
-                return (_finding("types", f"mypy cannot check this code: {again}"),)
+                return lane._mypy_held(code)
+            finally:
+                lane._lock.release()
+
+    def _take_lane(self) -> StaticChecker:
+        """A lane (this checker or one of its further daemons) whose lock this thread now
+        holds: an idle one, else a new one while fewer than ``mypy_lanes`` exist."""
+        with self._lanes_lock:
+            for lane in (self, *self._lanes):
+                if lane._lock.acquire(blocking=False):
+                    return lane
+            if 1 + len(self._lanes) < _lane_count(self.settings) and not self._slot.closed:
+                lane = StaticChecker(replace(self.settings, lint=False, mypy_lanes=1))
+                lane._lock.acquire()
+                self._lanes.append(lane)
+                return lane
+        # Every lane busy and none to add: only when ``warm`` holds this checker's lock
+        # beside the admitted checks; it is done soon.
+        self._lock.acquire()
+        return self
+
+    def _mypy_held(self, code: str) -> tuple[Failure, ...]:
+        """mypy's findings on this lane's daemon; the caller holds ``self._lock``."""
+        try:
+            return parse_mypy(self._ask(code))
+        except StaticCheckError:
+            self._slot.stop()  # dead or stalled: never asked again
+        # A fresh daemon must read the known-good text before the answer is retried,
+        # so a broken checker is never blamed on the answer.
+        try:
+            self._ask(CANARY)
+        except StaticCheckError as exc:
+            self._slot.stop()
+            raise StaticCheckError(f"{exc} (on a known-good text too)") from None
+        try:
+            return parse_mypy(self._ask(code))
+        except StaticCheckError as again:
+            self._slot.stop()  # the next answer starts on a fresh daemon
+            return (_finding("types", f"mypy cannot check this code: {again}"),)
 
     def _ask(self, code: str, *, budget: bool = True) -> str:
         """mypy's output for ``code``, from the running daemon (started if none runs).
@@ -983,8 +1020,19 @@ def _ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def _shut_down(slot: _DaemonSlot, folder: Path) -> None:
+def _shut_down(slot: _DaemonSlot, folder: Path, lanes: list[StaticChecker]) -> None:
     slot.closed = True
     slot.stop()
     slot.stop_ruff()
+    for lane in lanes:
+        lane.close()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _lane_count(settings: StaticSettings) -> int:
+    if settings.mypy_lanes is not None:
+        return max(1, settings.mypy_lanes)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no affinity on this platform (macOS)
+        return max(1, os.cpu_count() or 1)

@@ -193,7 +193,7 @@ def _reads_inputs(call: ast.Call, scope: _Scope | None) -> bool:
 
 def _code_in(strings: list[str]) -> bool:
     """Whether a string constant parses as code that defines or imports something."""
-    from critiquebench._ast_turns import parse
+    from critiquebench.runtime.ast_turns import parse
 
     budget = _MOST_STRING_TEXT
     for text in strings:

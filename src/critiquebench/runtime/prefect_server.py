@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from critiquebench._background import in_thread
+from critiquebench.runtime.background import in_thread
 
 _READY_TIMEOUT_S = 90.0
 _SERVER_ENV = {

@@ -12,7 +12,7 @@ and what the child cost. A call can stop half-way until the parent lets it go on
 (``wait_for_parent`` in the child, ``go_on`` in the parent): e.g. read the run's
 files while another check runs, then report once the run's end is recorded.
 
-Run as ``python -m critiquebench.warm_child FOLDER MODULE...``; the child starts
+Run as ``python -m critiquebench.runtime.warm_child FOLDER MODULE...``; the child starts
 the call when a line arrives on its standard input, and stops at end of input without one.
 """
 
@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from critiquebench._exit import exit_now
-from critiquebench.peak_memory import peak_rss_mib
+from critiquebench.runtime.peak_memory import peak_rss_mib
 
 T = TypeVar("T")
 
@@ -53,7 +52,7 @@ class ChildResult(Generic[T]):
     value: T
     peak_rss_mib: float
     """Peak resident memory of the child process itself (not its parent's, see
-    ``critiquebench.peak_memory``)."""
+    ``critiquebench.runtime.peak_memory``)."""
     seconds: float
     """Wall time from the call to the value."""
 
@@ -219,6 +218,3 @@ if __name__ == "__main__":
         daemon=True,
     ).start()
     _main(Path(sys.argv[1]), sys.argv[2:], _parent)
-    # The parent waits for this process to end: freeing the objects of the analysis or
-    # of Great Expectations one by one (~1 s on a busy machine) would delay it for nothing.
-    exit_now(0)

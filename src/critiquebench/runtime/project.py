@@ -31,7 +31,7 @@ RUNS_DIR = Path("data/runs")
 CACHE_DIR = Path("data/cache")
 PRICES_FILE = Path("data/prices.json")
 PREFECT_DIR = Path(".prefect")
-PACKAGED_PRICES = Path(__file__).parent / "data" / "prices.json"
+PACKAGED_PRICES = Path(__file__).parent.parent / "data" / "prices.json"
 """The default price table shipped inside the package (used when a project has none)."""
 
 HOME_VARIABLE = "CRITIQUEBENCH_HOME"

@@ -1,0 +1,100 @@
+"""``start_run`` given the cases its caller's preflight found runs no preflight of its
+own; the unit tally counted ahead is the one ``finish_run`` counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from critiquebench.pipeline import (
+    ResultStore,
+    RunConfig,
+    dependencies_for,
+    finish_run,
+    run_unit,
+    start_run,
+    tally_ahead,
+    tally_units,
+)
+from critiquebench.pipeline import _run as run_module
+from tests.helpers import hollow_then_fixed_replay
+
+
+@pytest.fixture(autouse=True)
+def fresh_dependencies() -> Iterator[None]:
+    """Each test builds its own model and judge (they are cached per process)."""
+    dependencies_for.cache_clear()
+    yield
+    dependencies_for.cache_clear()
+
+
+def _config(tmp_path: Path, run_id: str, limit: int = 2) -> RunConfig:
+    replay = hollow_then_fixed_replay(tmp_path, limit=limit)
+    return RunConfig(
+        suite="basic", limit=limit, reps=2, model=f"replay:{replay}", cache=False,
+        output=tmp_path / "runs", run_id=run_id,
+    )  # fmt: skip
+
+
+def _counted_preflights(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    preflight = run_module.preflight
+
+    def counted(config: RunConfig) -> Any:
+        calls.append(config.run_id)
+        return preflight(config)
+
+    monkeypatch.setattr(run_module, "preflight", counted)
+    return calls
+
+
+def _resumable(tmp_path: Path) -> RunConfig:
+    """A run whose first start finished one unit, recorded one with an error, left the rest."""
+    config = _config(tmp_path, "resumed")
+    first = start_run(config)
+    run_unit(*first.work[0], config)
+    case, unit = first.work[1]
+    store = ResultStore(config.output)
+    run_unit(case, unit, config)
+    errored = store.table_dir(config.run_id, "cases") / f"{unit.key}.parquet"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(errored)
+    column = table.schema.get_field_index("error")
+    table = table.set_column(column, "error", pa.array(["sandbox down"], pa.string()))
+    pq.write_table(table, errored)
+    finish_run(first, failed=0)
+    return config
+
+
+def test_the_cases_given_stand_for_the_preflight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _counted_preflights(monkeypatch)
+    config = _config(tmp_path, "given")
+    cases = run_module.preflight(config)
+    plan = start_run(config, cases)
+    assert calls == ["given"] and plan.planned == 8
+    start_run(config)  # without them, its own preflight runs
+    assert calls == ["given", "given"]
+
+
+def test_a_resumed_start_plans_only_what_is_left(tmp_path: Path) -> None:
+    plan = start_run(_resumable(tmp_path))
+    assert (plan.planned, plan.skipped, plan.retried, len(plan.work)) == (8, 1, 1, 7)
+
+
+def test_the_tally_counted_ahead_is_the_one_finish_run_counts(tmp_path: Path) -> None:
+    config = _resumable(tmp_path)
+    plan = start_run(config)
+    run_unit(*plan.work[1], config)  # not the errored unit (work[0]); five stay without rows
+    counted = tally_ahead(plan).result()
+    assert counted == tally_units(plan)
+    assert (counted.errored, counted.missing) == (1, 5)
+    end = finish_run(plan, failed=0, tally=counted)
+    assert (end.status, end.errored, end.missing) == ("incomplete", 1, 5)
+    assert end == finish_run(plan, failed=0)
