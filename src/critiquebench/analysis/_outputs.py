@@ -6,7 +6,6 @@ The report is built once; the page and the lessons are rendered from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 
@@ -17,7 +16,7 @@ from critiquebench.analysis._project_lessons import update_project_lessons
 from critiquebench.analysis._report import build_report
 from critiquebench.analysis._report_types import REPORT_JSON, RunReport
 from critiquebench.analysis._views import connect
-from critiquebench.pipeline import ResultStore
+from critiquebench.pipeline import ResultStore, Root
 from critiquebench.project import DEFAULT_TARGET
 
 
@@ -26,14 +25,14 @@ class ReportFiles:
     """The report and where its files were written."""
 
     report: RunReport
-    json: Path
-    html: Path
-    lessons: Path
-    project_lessons: Path  # <output>/LESSONS.md, accumulated over every run reported
+    json: Root
+    html: Root
+    lessons: Root
+    project_lessons: Root  # <output>/LESSONS.md, accumulated over every run reported
 
 
 def write_reports(
-    output: Path,
+    output: Root,
     run_id: str,
     *,
     prices: PriceTable | None = None,
@@ -52,7 +51,7 @@ def write_reports(
     return write_report_files(output, report)
 
 
-def write_report_files(output: Path, report: RunReport) -> ReportFiles:
+def write_report_files(output: Root, report: RunReport) -> ReportFiles:
     """Write the files of ``report``, built already (see ``write_reports``), into its run's
     folder under ``output``. Raises ValueError when the run has no results at all."""
     run_id = report.run_id
@@ -69,8 +68,8 @@ def write_report_files(output: Path, report: RunReport) -> ReportFiles:
 
 
 def render_html_report(
-    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
-) -> Path:
+    output: Root, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
+) -> Root:
     """Write the report files of a run and return the path of its ``report.html``.
 
     Without ``prices`` every model is priced at 0, and the page says so.

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -28,7 +27,7 @@ from critiquebench.analysis._fix_break import FixBreakRound
 from critiquebench.analysis._resample import ResampleComparison
 from critiquebench.analysis._stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis._trigger_metrics import TriggerMetrics
-from critiquebench.pipeline import ResultStore
+from critiquebench.pipeline import ResultStore, Root
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
 # 2: failure kinds count the answers kept; mean defects count lint and types.
@@ -465,7 +464,7 @@ REPORT_JSON = "report.json"
 """The report's file in the run's folder; the terminal, HTML and Markdown come from it."""
 
 
-def read_report(output: Path, run_id: str) -> RunReport:
+def read_report(output: Root, run_id: str) -> RunReport:
     """The ``report.json`` of a run, as ``write_reports`` wrote it.
 
     Lives with the types, not with the writers: reading a report (the CLI does after

@@ -11,7 +11,6 @@ import difflib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -21,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from critiquebench.analysis._views import READABLE_TABLES, define_tables, table_files
+from critiquebench.pipeline import Root
 
 EXCERPT_LINES = 12
 """Lines of a prompt shown in a round (its end: where the request and feedback are)."""
@@ -76,7 +76,7 @@ class UnitStory:
     rounds: tuple[Round, ...] = field(default_factory=tuple)
 
 
-def _connection(output: Path, run_id: str) -> duckdb.DuckDBPyConnection:
+def _connection(output: Root, run_id: str) -> duckdb.DuckDBPyConnection:
     if not (output / run_id / "cases").is_dir():
         raise StoryError(f"no run {run_id!r} under {output} (no cases folder)")
     connection = duckdb.connect()
@@ -93,7 +93,7 @@ def _dicts(
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def unit_list(output: Path, run_id: str) -> list[dict[str, Any]]:
+def unit_list(output: Root, run_id: str) -> list[dict[str, Any]]:
     """Every unit of the run: case, arm, rep, halt reason, passed and final defects."""
     connection = _connection(output, run_id)
     return _dicts(
@@ -133,7 +133,7 @@ def _diff(previous: str | None, current: str) -> tuple[str, ...]:
 
 
 def load_stories(
-    output: Path, run_id: str, case_id: str, arm: str | None = None, rep: int = 0
+    output: Root, run_id: str, case_id: str, arm: str | None = None, rep: int = 0
 ) -> list[UnitStory]:
     """The stories of ``case_id`` at ``rep`` in ``run_id``: of ``arm``, or of every arm."""
     connection = _connection(output, run_id)

@@ -42,6 +42,7 @@ from critiquebench.models._replay import (
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
+from critiquebench.models._shared_cache import SharedCallCache
 
 if TYPE_CHECKING:
     from critiquebench.models._sim import (
@@ -101,6 +102,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "ScriptedProvider",
+    "SharedCallCache",
     "SimParams",
     "SimProvider",
     "SimSpecError",

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
+from critiquebench.pipeline import Root
 from critiquebench.quality._report import QualityReport
 from critiquebench.warm_child import ChildResult, WarmChild
 
@@ -49,7 +50,7 @@ class PendingCheck:
     lower CPU priority until then. ``output``: the folder of runs, to follow the run's
     units as they land (the run need not have started yet)."""
 
-    def __init__(self, run_id: str, nice: int = 0, output: Path | None = None) -> None:
+    def __init__(self, run_id: str, nice: int = 0, output: Root | None = None) -> None:
         self.run_id = run_id
         self._output = output
         follow_run = None if output is None else functools.partial(follow, output, run_id)
@@ -104,14 +105,18 @@ def _followed(output: Path, run_id: str) -> LandingCheck:
     return LandingCheck(output, run_id)
 
 
-def follow(output: Path, run_id: str) -> None:
+def follow(output: Root, run_id: str) -> None:
     """Validate the run's units as they land, until the parent calls (the child's warm-up).
 
     A validation still running when the call comes is dropped: its rows are part of
-    what ``finish_followed`` validates.
+    what ``finish_followed`` validates. A run on an object store is validated at the
+    end, all at once: following tells a file rewritten in place by its inode, which an
+    object has not got.
     """
     from critiquebench.quality._fork import CAN_FORK, Forked
 
+    if not isinstance(output, Path):
+        return
     check = _followed(output, run_id)
     if not CAN_FORK:
         return  # validated at the end, all at once
@@ -137,7 +142,7 @@ def follow(output: Path, run_id: str) -> None:
             running.kill()
 
 
-def finish_followed(output: Path, run_id: str) -> QualityReport:
+def finish_followed(output: Root, run_id: str) -> QualityReport:
     """The report of the run ``follow`` followed (all of it, if it followed nothing).
 
     Finished in a fork: the DuckDB and GX work of the end then adds to the fork's
@@ -146,5 +151,9 @@ def finish_followed(output: Path, run_id: str) -> QualityReport:
     """
     from critiquebench.quality._fork import CAN_FORK, Forked
 
+    if not isinstance(output, Path):
+        from critiquebench.quality._check import check_run
+
+        return check_run(output, run_id)
     check = _followed(output, run_id)
     return Forked(check.finish).result() if CAN_FORK else check.finish()

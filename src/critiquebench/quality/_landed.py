@@ -99,8 +99,10 @@ def landed_files(run_dir: Path, seen: set[Path]) -> dict[str, list[Path]]:
 
 
 def final_files(output: Path, run_id: str) -> tuple[dict[str, list[Path]], dict[Path, FileId]]:
-    """Every file of the run now (``table_files``), and the identity of each."""
-    files = table_files(output, [run_id])
+    """Every file of the run now (``table_files``), and the identity of each (a run
+    followed as it lands is in a local folder: see ``quality._isolated.follow``)."""
+    listed = table_files(output, [run_id])
+    files = {t: [p for p in ps if isinstance(p, Path)] for t, ps in listed.items()}
     identities = {p: i for ps in files.values() for p in ps if (i := file_id(p)) is not None}
     return files, identities
 
