@@ -23,10 +23,12 @@ from prefect.task_runners import TaskRunner
 from pydantic_core import PydanticUndefined
 
 from critiquebench.pipeline import (
+    Root,
     RunConfig,
     RunIncomplete,
     RunInterrupted,
     RunPlan,
+    StoreField,
     batch_label,
     finish_run,
     landed_units,
@@ -109,6 +111,9 @@ def flow_parameters() -> list[inspect.Parameter]:
     for name, info in RunConfig.model_fields.items():
         computed = name in _COMPUTED
         annotation: Any = info.annotation
+        if annotation == Root:
+            # The validator too: Prefect would take "s3://b/p" for a Path ("s3:/b/p").
+            annotation = StoreField
         parameters.append(
             inspect.Parameter(
                 name,

@@ -27,6 +27,7 @@ from critiquebench.pipeline._config import (
     RUNNERS,
     RunConfig,
     RunnerName,
+    StoreField,
     new_run_id,
 )
 from critiquebench.pipeline._location import (
@@ -148,6 +149,7 @@ __all__ = [
     "RunSummary",
     "RunnerName",
     "SandboxRefusedError",
+    "StoreField",
     "StoreURLError",
     "Unit",
     "UnitRows",

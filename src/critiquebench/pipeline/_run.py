@@ -315,7 +315,8 @@ def landed_units(plan: RunPlan) -> int:
     if not isinstance(folder, Path):
         # An object store: one listing; a unit of this start's work that an earlier
         # start had written is one that start recorded with an error, retried now.
-        return sum(1 for path in parquet_files(folder) if path.name in keys) - plan.retried
+        landed = sum(1 for path in parquet_files(folder) if path.name in keys)
+        return max(0, landed - plan.retried)
     since = plan.started_at.timestamp()
     try:
         entries = list(os.scandir(folder))
