@@ -86,3 +86,34 @@ def test_sql_check_list_and_report_read_a_run_on_s3(s3: str) -> None:
     reported = runner.invoke(app, ["report", "cli-1", "--output", s3])
     assert reported.exit_code == 0, reported.output
     assert "cli-1" in reported.output
+
+
+def test_files_other_processes_write_are_seen_at_once(s3: str) -> None:
+    # Workers write units and the flow rewrites the runs row while a reader holds the
+    # store open: a cached listing, or a file's cached version, would hide them.
+    import boto3
+
+    from critiquebench.pipeline import parquet_files, read_parquet
+    from critiquebench.pipeline._store import write_table
+
+    folder = store_root(s3) / "run-1" / "runs"
+    write_table(folder / "a.parquet", "runs", [])
+    assert [path.name for path in parquet_files(folder)] == ["a.parquet"]
+    assert read_parquet(folder / "a.parquet").num_rows == 0
+    bucket, _, prefix = s3.removeprefix("s3://").partition("/")
+    other = boto3.client("s3")  # another writer, as a worker on another machine is
+    for name in ("a.parquet", "b.parquet"):
+        other.put_object(Bucket=bucket, Key=f"{prefix}/run-1/runs/{name}", Body=_one_runs_row())
+    assert [path.name for path in parquet_files(folder)] == ["a.parquet", "b.parquet"]
+    assert read_parquet(folder / "a.parquet").num_rows == 1
+
+
+def _one_runs_row() -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"run_id": ["run-1"]}), sink)
+    return sink.getvalue()

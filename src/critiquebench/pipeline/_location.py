@@ -44,7 +44,10 @@ def store_root(value: str | os.PathLike[str] | UPath) -> Root:
     if text.startswith("file://"):
         return Path(unquote(urlparse(text).path))
     try:
-        return UPath(text)
+        # No listings cache: other processes write here all the time (the workers'
+        # units, the run's rows rewritten at its end), and a cached listing would hide
+        # their files, or hold the old version of a file rewritten since.
+        return UPath(text, use_listings_cache=False)
     except (ValueError, ImportError) as error:
         raise StoreURLError(
             f"--output {text}: {error}; give a local folder or an fsspec URL such as "
