@@ -25,10 +25,12 @@ from pydantic_core import PydanticUndefined
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import (
+    Root,
     RunConfig,
     RunIncomplete,
     RunInterrupted,
     RunPlan,
+    StoreField,
     batch_label,
     finish_run,
     landed_units,
@@ -111,6 +113,9 @@ def flow_parameters() -> list[inspect.Parameter]:
     for name, info in RunConfig.model_fields.items():
         computed = name in _COMPUTED
         annotation: Any = info.annotation
+        if annotation == Root:
+            # The validator too: Prefect would take "s3://b/p" for a Path ("s3:/b/p").
+            annotation = StoreField
         parameters.append(
             inspect.Parameter(
                 name,

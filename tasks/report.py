@@ -16,12 +16,13 @@ from critiquebench.analysis import (
     report_markdown,
     write_reports,
 )
+from critiquebench.pipeline import Root
 from critiquebench.pipeline._report_child import PendingReport
 
 
 @task(name="write-reports", cache_policy=NO_CACHE, persist_result=False)
 def write_reports_task(
-    output: Path,
+    output: Root,
     run_id: str,
     prices: Path,
     target: float,

@@ -30,12 +30,14 @@ from critiquebench._cli._options import (
     with_parameters,
 )
 from critiquebench.pipeline import (
+    Root,
     RunConfig,
     UnknownRunError,
     check_baseline,
     like_settings,
     preflight,
     resolve_run,
+    store_root,
 )
 from critiquebench.runtime.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
@@ -103,7 +105,7 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
-def _resolve(folder: Path, ref: str, option: str = "") -> str:
+def _resolve(folder: Root, ref: str, option: str = "") -> str:
     """The run ``ref`` names under ``folder`` (an id, a unique prefix of one, or
     ``latest``); refused in one line naming ``ref`` and how to list the runs."""
     try:
@@ -122,7 +124,7 @@ def _setting(name: str, raw: str | None) -> Any:
         raise _fail(describe_errors(exc, {}, {name: raw})) from None
 
 
-def _stored_settings(output: Path, run_id: str) -> dict[str, Any]:
+def _stored_settings(output: Root, run_id: str) -> dict[str, Any]:
     """The settings run ``run_id`` was started with; empty for an unknown or old run."""
     from critiquebench.pipeline import ResultStore
 
@@ -137,7 +139,7 @@ def _text(value: object) -> str | None:
 
 
 def _run_settings(
-    folder: Path, run_id: str, given: dict[str, Any], target: str | None
+    folder: Root, run_id: str, given: dict[str, Any], target: str | None
 ) -> tuple[PriceTable | None, float]:
     """The price table and target to report ``run_id`` with: those given as options,
     else those the run was started with (its stored table, whatever folder this is),
@@ -151,7 +153,7 @@ def _run_settings(
     return _load_prices(_setting("prices", given["prices"] or stored.get("prices"))), goal
 
 
-def _recorded_prices(folder: Path, run_id: str) -> StoredPrices | None:
+def _recorded_prices(folder: Root, run_id: str) -> StoredPrices | None:
     """The price table run ``run_id`` stored at its first start (None: an older run)."""
     from critiquebench.analysis import PriceFileError, stored_prices
     from critiquebench.pipeline import ResultStore
@@ -175,7 +177,7 @@ def _load_prices(path: Path) -> PriceTable | None:
 
 
 def _write_reports(
-    output: Path, run_id: str, prices: PriceTable | None, target: float
+    output: Root, run_id: str, prices: PriceTable | None, target: float
 ) -> RunReport:
     from critiquebench.analysis import write_reports
 
@@ -185,7 +187,7 @@ def _write_reports(
         raise _fail(str(exc)) from None
 
 
-def _flow_report(output: Path, run_id: str) -> RunReport | None:
+def _flow_report(output: Root, run_id: str) -> RunReport | None:
     from critiquebench.analysis import ReportFormatError, read_report
 
     try:
@@ -212,7 +214,7 @@ def run_config(
     if like:
         from critiquebench.pipeline import ResultStore
 
-        output = Path(given.get("output") or default_output())
+        output = store_root(given.get("output") or default_output())
         base = like_settings(ResultStore(output), resolve_run(output, like, "--like"))
     raw = {name: value for name, value in values.items() if value is not None}
     try:
@@ -333,7 +335,7 @@ def resume(
 
     The same as `run --like RUN --run-id RUN`; exit codes are those of `run`.
     """
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     run_id = _resolve(folder, run_ref)
     try:
         config = run_config({"run_id": run_id, "output": str(folder)}, run_id)
@@ -459,7 +461,7 @@ def _run_prices(config: RunConfig) -> PriceTable | None:
     return recorded.table if recorded is not None else _load_prices(config.prices)
 
 
-def _print_files(run_dir: Path) -> None:
+def _print_files(run_dir: Root) -> None:
     console.print(f"\nFiles written under {run_dir}:")
     for table in ("runs", "cases", "attempts", "calls", "transcripts"):
         count = len(list((run_dir / table).glob("*.parquet")))
@@ -503,7 +505,7 @@ def list_runs(output: OutputOption = None, format_: FormatOption = OutputFormat.
     """
     from critiquebench._cli._runs import listed_runs, runs_json, runs_table
 
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     runs = listed_runs(folder)
     if format_ is OutputFormat.json:
         sys.stdout.write(runs_json(runs))
@@ -531,7 +533,7 @@ def report(
     report.json, report.html and lessons.md into the run folder. Without --prices and
     --target, those the run was started with. --require and --junit work as for `run`.
     """
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     _setting("target", target)  # a bad --target is refused whatever the run
     run_id = _resolve(folder, run_id)
     given = _given(ctx, {"prices": prices, "target": target})
@@ -585,7 +587,7 @@ def compare(
         paired_table,
     )
 
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     run_a, run_b = _resolve(folder, run_a), _resolve(folder, run_b)
     given = _given(ctx, {"prices": prices, "target": target})
     connection = connect(folder, [run_a, run_b], snapshot=True)
@@ -632,7 +634,7 @@ def show(
         unit_list,
     )
 
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     try:
         if case_id is None:
             console.print(render_units(unit_list(folder, run_id), run_id))
@@ -798,7 +800,7 @@ def sql(
 
     from critiquebench.analysis import interactive_help, query_table
 
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     if run:
         run = [_resolve(folder, ref, "--run") for ref in run]
     if query is None:
@@ -826,7 +828,7 @@ def check(
     # Imported here: Great Expectations takes seconds to import; only this command needs it.
     from critiquebench.quality import check_command
 
-    folder: Path = _setting("output", output)
+    folder: Root = _setting("output", output)
     run_id = _resolve(folder, run_id)
     if format_ is OutputFormat.json:
         from critiquebench._cli._machine import check_json
@@ -840,7 +842,7 @@ def check(
     raise typer.Exit(code=code)
 
 
-def _print_sensitivity(folder: Path, run_id: str) -> None:
+def _print_sensitivity(folder: Root, run_id: str) -> None:
     """The run's report.json, while it has units not measured: each arm's reduction
     with them counted as failures (the check's verdict is inconclusive already)."""
     from critiquebench.analysis import sensitivity_lines

@@ -11,13 +11,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from critiquebench.pipeline import clear_stop, request_stop
+from critiquebench.pipeline import Root, clear_stop, request_stop
 
 INTERRUPTED_EXIT = 130
 """Exit code of a run stopped by Ctrl-C (128 + SIGINT, what shells report)."""
 
 
-def resume_command(run_id: str, output: Path, default_output: Path) -> str:
+def resume_command(run_id: str, output: Root, default_output: Path) -> str:
     """The command that resumes ``run_id``: ``critiquebench resume RUN`` (and the
     ``--output`` it is under, when that is not the default)."""
     words = ["critiquebench", "resume", run_id]
@@ -32,7 +32,7 @@ def _say(line: str) -> None:
 
 
 @contextmanager
-def stop_on_interrupt(output: Path, run_id: str, resume: str) -> Iterator[None]:
+def stop_on_interrupt(output: Root, run_id: str, resume: str) -> Iterator[None]:
     """While inside: Ctrl-C (SIGINT) asks the run to stop (``request_stop``); a second
     one ends the process with exit code 130, naming ``resume``. A stop request left
     by an earlier start is withdrawn first."""

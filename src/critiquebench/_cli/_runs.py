@@ -5,12 +5,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from critiquebench.pipeline import RunSummary, run_ids, summarize_run
+from critiquebench.pipeline import Root, RunSummary, run_ids, summarize_run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,7 +20,7 @@ class ListedRun:
     verdict: str | None
 
 
-def run_verdict(output: Path, run_id: str) -> str | None:
+def run_verdict(output: Root, run_id: str) -> str | None:
     """The verdict of the run's report.json in one cell: ``B met, C not met``, or the
     run's ``inconclusive: N units not measured``; None without a readable report."""
     from critiquebench.analysis import ReportFormatError, read_report
@@ -36,7 +35,7 @@ def run_verdict(output: Path, run_id: str) -> str | None:
     return ", ".join(parts) or None
 
 
-def listed_runs(output: Path) -> list[ListedRun]:
+def listed_runs(output: Root) -> list[ListedRun]:
     """Every run under ``output``, the most recently started first."""
     found = [
         ListedRun(summarize_run(output, run), run_verdict(output, run)) for run in run_ids(output)

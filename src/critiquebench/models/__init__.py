@@ -41,6 +41,7 @@ from critiquebench.models._replay import (
 )
 from critiquebench.models._retry import QuotaExhaustedError, RetryPolicy
 from critiquebench.models._scripted import ScriptedProvider
+from critiquebench.models._shared_cache import SharedCallCache
 from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ __all__ = [
     "RetryPolicy",
     "Role",
     "ScriptedProvider",
+    "SharedCallCache",
     "SimParams",
     "SimProvider",
     "SimSpecError",

@@ -27,6 +27,7 @@ from critiquebench.models._provider import (
     Message,
     ModelProvider,
 )
+from critiquebench.models._shared_cache import SharedCallCache
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -129,9 +130,10 @@ class CallCache:
 
 
 class CachingProvider:
-    """Wraps a provider so every call goes through a :class:`CallCache`."""
+    """Wraps a provider so every call goes through a :class:`CallCache` (one machine)
+    or a :class:`SharedCallCache` (every worker of a cluster)."""
 
-    def __init__(self, inner: ModelProvider, cache: CallCache) -> None:
+    def __init__(self, inner: ModelProvider, cache: CallCache | SharedCallCache) -> None:
         self.inner = inner
         self.cache = cache
         self._guard = threading.Lock()
@@ -157,6 +159,12 @@ class CachingProvider:
             lock = self._in_flight.setdefault(key, threading.Lock())
         with lock:
             hit = self.cache.get(key)
+            if hit is None and isinstance(self.cache, SharedCallCache):
+                # Other processes, on other machines, may be making this very call:
+                # one of them calls the model, the others wait for its answer.
+                hit = self.cache.claim(key)
+                if hit is None:
+                    return self._call_claimed(self.cache, key, messages, params, schema, context)
             if hit is not None:
                 # The hit's own latency includes waiting for the first caller, so a
                 # unit's reported latency swaps the whole wait for the original latency.
@@ -164,3 +172,19 @@ class CachingProvider:
             completion = self.inner.complete(messages, params, schema, context)
             self.cache.put(key, completion)
             return completion
+
+    def _call_claimed(
+        self,
+        cache: SharedCallCache,
+        key: str,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        schema: dict[str, Any] | None,
+        context: CallContext | None,
+    ) -> Completion:
+        try:
+            completion = self.inner.complete(messages, params, schema, context)
+            cache.put(key, completion)
+        finally:
+            cache.release(key)  # stored, or failed: a waiter then makes the call itself
+        return completion

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from critiquebench.pipeline._location import Root, parquet_files, read_parquet
+
 LATEST = "latest"
 """The run id that means the run started most recently."""
 
@@ -28,22 +30,19 @@ class UnknownRunError(ValueError):
     """A run id that names no run, or a prefix that names several."""
 
 
-def _starts(run_dir: Path) -> list[str]:
+def _starts(run_dir: Root) -> list[str]:
     """Invocation stamps of a run's starts (``runs/<stamp>.parquet``), oldest first."""
-    folder = run_dir / "runs"
-    if not folder.is_dir():
-        return []
-    return sorted(path.stem for path in folder.glob("*.parquet"))
+    return [path.stem for path in parquet_files(run_dir / "runs")]
 
 
-def run_ids(root: Path) -> list[str]:
+def run_ids(root: Root) -> list[str]:
     """Ids of every run under ``root`` (a folder with at least one runs row), sorted."""
     if not root.is_dir():
         return []
     return sorted(path.name for path in root.iterdir() if path.is_dir() and _starts(path))
 
 
-def _refusal(root: Path, ref: str, option: str, why: str) -> UnknownRunError:
+def _refusal(root: Root, ref: str, option: str, why: str) -> UnknownRunError:
     label = f"{option} {ref}" if option else f"run {ref!r}"
     return UnknownRunError(
         f"{label}: {why}; `critiquebench list --output {root}` lists the runs there "
@@ -51,7 +50,7 @@ def _refusal(root: Path, ref: str, option: str, why: str) -> UnknownRunError:
     )
 
 
-def resolve_run(root: Path, ref: str, option: str = "") -> str:
+def resolve_run(root: Root, ref: str, option: str = "") -> str:
     """The id of the run ``ref`` names under ``root``: itself, ``latest`` (the run whose
     last start began most recently), or the one run whose id starts with it.
 
@@ -75,7 +74,7 @@ def resolve_run(root: Path, ref: str, option: str = "") -> str:
     raise _refusal(root, ref, option, f"no such run under {root}")
 
 
-def _plain_folder(root: Path, ref: str) -> bool:
+def _plain_folder(root: Root, ref: str) -> bool:
     """A folder of that exact name (a run whose runs rows are missing is still read)."""
     return (
         bool(ref)
@@ -86,7 +85,7 @@ def _plain_folder(root: Path, ref: str) -> bool:
     )
 
 
-def resolve_runs(root: Path, refs: list[str], option: str = "") -> list[str]:
+def resolve_runs(root: Root, refs: list[str], option: str = "") -> list[str]:
     """``resolve_run`` of each of ``refs``."""
     return [resolve_run(root, ref, option) for ref in refs]
 
@@ -133,7 +132,7 @@ def _process_start(pid: int) -> str:
     return fields[19] if len(fields) > 19 else ""
 
 
-def owner_path(run_dir: Path, invocation: str) -> Path:
+def owner_path(run_dir: Root, invocation: str) -> Root:
     """Where the owner of start ``invocation`` of the run in ``run_dir`` is recorded."""
     return run_dir / OWNER_FOLDER / f"{invocation}.json"
 
@@ -143,7 +142,7 @@ def owner_json(owner: RunOwner) -> str:
     return json.dumps({"pid": owner.pid, "host": owner.host, "started": owner.started}) + "\n"
 
 
-def read_owner(run_dir: Path, invocation: str) -> RunOwner | None:
+def read_owner(run_dir: Root, invocation: str) -> RunOwner | None:
     """The recorded owner of a start; None for a start recorded before owners were."""
     try:
         data: Any = json.loads(owner_path(run_dir, invocation).read_text(encoding="utf-8"))
@@ -152,7 +151,7 @@ def read_owner(run_dir: Path, invocation: str) -> RunOwner | None:
         return None
 
 
-def shown_status(run_dir: Path, invocation: str, status: str) -> str:
+def shown_status(run_dir: Root, invocation: str, status: str) -> str:
     """The status to show for a start: ``died`` for one recorded ``running`` whose
     recorded process has ended (killed, crashed, machine restarted)."""
     if status != "running":
@@ -179,14 +178,12 @@ class RunSummary:
     starts: int
 
 
-def summarize_run(root: Path, run_id: str) -> RunSummary:
+def summarize_run(root: Root, run_id: str) -> RunSummary:
     """The summary of run ``run_id`` under ``root`` (its first and last runs rows)."""
-    import pyarrow.parquet as pq  # the store's dependency; resolving ids does not need it
-
     run_dir = root / run_id
     starts = _starts(run_dir)
-    first = pq.read_table(run_dir / "runs" / f"{starts[0]}.parquet").to_pylist()[0]
-    last = pq.read_table(run_dir / "runs" / f"{starts[-1]}.parquet").to_pylist()[0]
+    first = read_parquet(run_dir / "runs" / f"{starts[0]}.parquet").to_pylist()[0]
+    last = read_parquet(run_dir / "runs" / f"{starts[-1]}.parquet").to_pylist()[0]
     cases = run_dir / "cases"
     return RunSummary(
         run_id=run_id,
@@ -196,6 +193,6 @@ def summarize_run(root: Path, run_id: str) -> RunSummary:
         model=str(last.get("model")),
         arms=str(last.get("arms")),
         units_planned=int(last.get("units_planned") or 0),
-        units_landed=len(list(cases.glob("*.parquet"))) if cases.is_dir() else 0,
+        units_landed=len(parquet_files(cases)),
         starts=len(starts),
     )

@@ -5,12 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from upath import UPath
 
 from critiquebench.critics import CriticSettings, VerifierPolicy
 from critiquebench.loop import (
@@ -23,6 +34,7 @@ from critiquebench.loop import (
     resolve_arm,
 )
 from critiquebench.models import MODEL_SPEC_HELP, RateLimits, default_rate_limits, is_cacheable
+from critiquebench.pipeline._location import Root, store_root
 from critiquebench.runtime.project import (
     CACHE_VARIABLE,
     DEFAULT_TARGET,
@@ -34,6 +46,21 @@ from critiquebench.runtime.project import (
 )
 from critiquebench.suites import BUNDLED_JSONL
 
+
+def _store_value(value: object) -> Root:
+    if not isinstance(value, str | os.PathLike | UPath):
+        raise ValueError(f"expected a folder or URL, not {type(value).__name__}")
+    return store_root(value)
+
+
+StoreField = Annotated[
+    Root,
+    PlainValidator(_store_value),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema({"type": "string"}),
+]
+"""A folder of the result store: a local path, or an fsspec URL such as s3://bucket/prefix."""
+
 RunnerName = Literal["threads", "dask", "ray"]
 """Where units run: threads of the flow's process, a Dask cluster or Ray (tasks/runners.py)."""
 RUNNERS: tuple[str, ...] = get_args(RunnerName)
@@ -44,7 +71,8 @@ class ProviderSettings:
     """Hashable description of a run's provider, so each process builds it once."""
 
     spec: str
-    cache_path: Path | None
+    cache_path: Root | None
+    """The SQLite file of a local cache, or the folder (URL) of a shared one."""
     limits: RateLimits
 
 
@@ -131,7 +159,7 @@ class RunConfig(BaseModel):
     every optional field (e.g. no token budget); the CLI spells it ``none``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     suite: str = Field("basic", description="A bundled suite (see docs/suites.md) or a JSONL path.")
     limit: int | None = Field(None, ge=1, description="Use only the first N cases.")
@@ -180,10 +208,10 @@ class RunConfig(BaseModel):
         default_factory=new_run_id,
         description="Run id (default: a new one); an existing id resumes that run.",
     )
-    output: Path = Field(
+    output: StoreField = Field(
         default_factory=default_output,
-        description="Folder that holds every run (default: data/runs of the project, "
-        f"or ${OUTPUT_VARIABLE}).",
+        description="Folder or fsspec URL (s3://bucket/prefix) that holds every run "
+        f"(default: data/runs of the project, or ${OUTPUT_VARIABLE}).",
     )
     feedback: FeedbackMode = Field(
         "visible", description="visible: the loop sees feedback checks only; all: every check."
@@ -212,10 +240,11 @@ class RunConfig(BaseModel):
         "(none: the retry limit, so stagnation never cuts the budget short).",
     )
     cache: bool = Field(True, description="Answer repeated calls from the call cache.")
-    cache_dir: Path = Field(
+    cache_dir: StoreField = Field(
         default_factory=default_cache_dir,
-        description="Folder of the call cache (default: data/cache of the project, "
-        f"or ${CACHE_VARIABLE}).",
+        description="Folder or fsspec URL of the call cache (default: data/cache of the "
+        f"project, or ${CACHE_VARIABLE}); a URL (s3://bucket/cache) is shared by every "
+        "worker of a cluster.",
     )
     max_calls_in_flight: int | None = Field(
         None, ge=1, description="Model calls at once (none: the provider's safe default)."
@@ -333,7 +362,11 @@ class RunConfig(BaseModel):
             tokens_per_minute=self.tokens_per_minute or defaults.tokens_per_minute,
         )
         use_cache = self.cache and is_cacheable(self.model)
-        cache_path = (self.cache_dir / "calls.sqlite").resolve() if use_cache else None
+        cache_path: Root | None = None
+        if use_cache and isinstance(self.cache_dir, Path):
+            cache_path = (self.cache_dir / "calls.sqlite").resolve()
+        elif use_cache:
+            cache_path = self.cache_dir  # a shared store: one object per call under it
         return ProviderSettings(
             spec=sim_for_suite(self.model, self.suite), cache_path=cache_path, limits=limits
         )

@@ -30,6 +30,7 @@ from critiquebench.analysis import (
     with_run_state,
     write_report_files,
 )
+from critiquebench.pipeline._location import Root
 from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_parent
 
 REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)
@@ -42,7 +43,7 @@ def warm_up() -> None:
     vega_bundle()
 
 
-def report_when_asked(output: Path, run_id: str, prices: Path, target: float) -> RunReport:
+def report_when_asked(output: Root, run_id: str, prices: Path, target: float) -> RunReport:
     """Write the run's report files (see ``write_reports``) and return the report, in
     two steps: read the run's files and build the report, with the price table at
     ``prices`` (its errors are the report's); then wait for the parent
@@ -66,7 +67,7 @@ class PendingReport:
         self._child: WarmChild[RunReport] = WarmChild(REPORT_MODULES, warm_up=warm_up, nice=nice)
         self._prepared = False
 
-    def prepare(self, output: Path, run_id: str, prices: Path, target: float) -> None:
+    def prepare(self, output: Root, run_id: str, prices: Path, target: float) -> None:
         """Read the run's files now; the report (priced by the file ``prices``) follows
         ``result``."""
         self._child.call(report_when_asked, output, run_id, prices, target)

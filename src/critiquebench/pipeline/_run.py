@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Literal
 
 from critiquebench.judges import (
@@ -30,10 +31,12 @@ from critiquebench.models import (
     LimitedProvider,
     ModelProvider,
     RateLimiter,
+    SharedCallCache,
     provider_from_spec,
 )
 from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
+from critiquebench.pipeline._location import parquet_files
 from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
@@ -120,9 +123,11 @@ def dependencies_for(settings: ProviderSettings) -> LoopDependencies:
     provider: ModelProvider = LimitedProvider(
         provider_from_spec(settings.spec), RateLimiter(settings.limits)
     )
-    if settings.cache_path is not None:
-        # The cache sits outside the limiter: a hit spends no slot and no quota.
+    # The cache sits outside the limiter: a hit spends no slot and no quota.
+    if isinstance(settings.cache_path, Path):
         provider = CachingProvider(provider, CallCache(settings.cache_path))
+    elif settings.cache_path is not None:  # on the store every worker shares
+        provider = CachingProvider(provider, SharedCallCache(settings.cache_path))
     # Each case names its judge; other registered judges are created on first use.
     return LoopDependencies(provider=provider, judge=JudgeSet({DEFAULT_JUDGE: python_judge()}))
 
@@ -350,6 +355,11 @@ def landed_units(plan: RunPlan) -> int:
     the progress line counts, whichever process or batch wrote them."""
     folder = ResultStore(plan.config.output).table_dir(plan.config.run_id, "cases")
     keys = {f"{unit.key}.parquet" for _, unit in plan.work}
+    if not isinstance(folder, Path):
+        # An object store: one listing; a unit of this start's work that an earlier
+        # start had written is one that start recorded with an error, retried now.
+        landed = sum(1 for path in parquet_files(folder) if path.name in keys)
+        return max(0, landed - plan.retried)
     since = plan.started_at.timestamp()
     try:
         entries = list(os.scandir(folder))

@@ -85,6 +85,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 import pyarrow as pa
+from upath import UPath
 
 from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
@@ -146,7 +147,7 @@ def config_columns() -> list[Column]:
 def _cell(value: object) -> object:
     if isinstance(value, tuple | list):
         return ",".join(str(item) for item in value)
-    if isinstance(value, Path):
+    if isinstance(value, Path | UPath):
         return str(value)
     return value
 

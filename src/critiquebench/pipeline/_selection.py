@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from critiquebench.pipeline._config import RunConfig
+from critiquebench.pipeline._location import Root, parquet_files, read_parquet
 from critiquebench.suites import (
     Case,
     CaseSelection,
@@ -15,21 +14,18 @@ from critiquebench.suites import (
 )
 
 
-def failed_cases(output: Path, run_id: str) -> frozenset[str]:
+def failed_cases(output: Root, run_id: str) -> frozenset[str]:
     """Case ids of ``run_id`` with a unit that did not pass or was not measured.
 
     A unit whose infrastructure failed counts as failed: it has no passing answer,
     and leaving it out would let an arm's missing units look like successes.
     """
-    import pyarrow.parquet as pq  # the store's library; a run reads it anyway
-
-    folder = output / run_id / "cases"
-    files = sorted(folder.glob("*.parquet"))
+    files = parquet_files(output / run_id / "cases")
     if not files:
         raise SelectionError(f"--only-failed {run_id}: no run with results at {output / run_id}")
     failed: set[str] = set()
     for path in files:
-        table = pq.read_table(path, columns=["case_id", "passed", "error"]).to_pylist()
+        table = read_parquet(path, ["case_id", "passed", "error"]).to_pylist()
         failed.update(row["case_id"] for row in table if not row["passed"] or row["error"])
     return frozenset(failed)
 

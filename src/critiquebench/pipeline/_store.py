@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from critiquebench.pipeline._location import Root, parquet_files, put_bytes, read_parquet
 from critiquebench.pipeline._schema import arrow_schema
 
 if TYPE_CHECKING:  # _units imports the loop (LangGraph); the store only reads these
@@ -49,9 +50,18 @@ def _atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def write_bytes_atomically(path: Root, data: bytes | memoryview) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never
+    part of it: renamed into place on a disk, one PUT on an object store."""
+    if isinstance(path, Path):
+        _atomic_write_bytes(path, data)
+    else:
+        put_bytes(path, data)
+
+
+def atomic_write_text(path: Root, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically: readers see the old or the new file."""
-    _atomic_write_bytes(path, text.encode("utf-8"))
+    write_bytes_atomically(path, text.encode("utf-8"))
 
 
 def _create_temporary(path: Path) -> tuple[int, str]:
@@ -108,7 +118,7 @@ _TEXT_FILE_OPTIONS: dict[str, Any] = {
 stores a unit's in about a fifth of its characters."""
 
 
-def write_table(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
+def write_table(path: Root, table: str, rows: list[dict[str, Any]]) -> None:
     """Write ``rows`` as a Parquet file of ``table``'s schema (validated by Arrow)."""
     _arrow_without_pandas()
     data = pa.Table.from_pylist(rows, schema=arrow_schema(table))
@@ -117,20 +127,20 @@ def write_table(path: Path, table: str, rows: list[dict[str, Any]]) -> None:
     sink = pa.BufferOutputStream()
     options = _TEXT_FILE_OPTIONS if table == "transcripts" else _SMALL_FILE_OPTIONS
     pq.write_table(data, sink, **options)
-    _atomic_write_bytes(path, memoryview(sink.getvalue()))
+    write_bytes_atomically(path, memoryview(sink.getvalue()))
 
 
 class ResultStore:
-    """The folder that holds every run (default ``data/runs``)."""
+    """The folder (or object-store prefix) that holds every run (default ``data/runs``)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Root) -> None:
         self.root = root
 
-    def run_dir(self, run_id: str) -> Path:
+    def run_dir(self, run_id: str) -> Root:
         """Folder of one run."""
         return self.root / run_id
 
-    def table_dir(self, run_id: str, table: str) -> Path:
+    def table_dir(self, run_id: str, table: str) -> Root:
         """Folder of one table of one run."""
         return self.run_dir(run_id) / table
 
@@ -162,19 +172,22 @@ class ResultStore:
             return
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         archive = self.run_dir(run_id) / "superseded" / unit.key / stamp
-        archive.mkdir(parents=True, exist_ok=True)
         for path in paths:
-            if path.exists():
-                os.replace(path, archive / f"{path.parent.name}{path.suffix}")
+            if not path.exists():
+                continue
+            target = archive / f"{path.parent.name}{path.suffix}"
+            if isinstance(path, Path) and isinstance(target, Path):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target)
+            else:  # an object store has no rename: copy, then delete the original
+                write_bytes_atomically(target, path.read_bytes())
+                path.unlink()
 
     def unit_errors(self, run_id: str) -> dict[str, str | None]:
         """Every unit with a cases row: its key and its ``error`` (None: finished)."""
-        folder = self.table_dir(run_id, "cases")
-        if not folder.exists():
-            return {}
         found: dict[str, str | None] = {}
-        for path in sorted(folder.glob("*.parquet")):
-            errors = pq.read_table(path, columns=["error"]).column("error").to_pylist()
+        for path in parquet_files(self.table_dir(run_id, "cases")):
+            errors = read_parquet(path, ["error"]).column("error").to_pylist()
             found[path.stem] = next((e for e in errors if e is not None), None)
         return found
 
@@ -185,20 +198,16 @@ class ResultStore:
     def run_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every runs row of the run (one per start), earliest first."""
         folder = self.table_dir(run_id, "runs")
-        rows = [
-            row
-            for path in sorted(folder.glob("*.parquet"))
-            for row in pq.read_table(path).to_pylist()
-        ]
+        rows = [row for path in parquet_files(folder) for row in read_parquet(path).to_pylist()]
         return sorted(rows, key=lambda row: row["invocation_started_at"])
 
-    def write_run_row(self, run_id: str, invocation: str, row: dict[str, Any]) -> Path:
+    def write_run_row(self, run_id: str, invocation: str, row: dict[str, Any]) -> Root:
         """Write (or rewrite) the runs row of one start of the run."""
         path = self.table_dir(run_id, "runs") / f"{invocation}.parquet"
         write_table(path, "runs", [row])
         return path
 
-    def write_text(self, run_id: str, relative: str, text: str) -> Path:
+    def write_text(self, run_id: str, relative: str, text: str) -> Root:
         """Write a text file (report, escalation record) inside the run folder."""
         path = self.run_dir(run_id) / relative
         atomic_write_text(path, text)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 from rich.console import Console
 from rich.markdown import Markdown
 
+from critiquebench.pipeline import Root
 from critiquebench.quality._report import ExpectationOutcome, QualityReport
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def _outcome(
 
 
 def check_run(
-    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> QualityReport:
     """Validate every table of one run against its suite; the Parquet files are only read.
 
@@ -189,7 +189,7 @@ def _unfinished(frames: dict[str, Frame]) -> tuple[tuple[dict[str, Any], ...], i
     return unfinished, max(0, planned - len(cases))
 
 
-def check_command(run_id: str, output: Path) -> int:
+def check_command(run_id: str, output: Root) -> int:
     """Print the quality report of a run; exit code 0 = passed, 2 = no such run, 1 = an
     expectation failed or the run is incomplete (units with an infrastructure error or
     without rows: their results are not in, so the run cannot be vouched for)."""

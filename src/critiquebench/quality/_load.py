@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from critiquebench.analysis import connect
-from critiquebench.pipeline import TABLES
+from critiquebench.pipeline import TABLES, Root
 
 Frame = Any
 """A pandas DataFrame (pandas ships no type information)."""
@@ -55,7 +54,7 @@ def derived_tables(tables: duckdb.DuckDBPyConnection) -> tuple[dict[str, pa.Tabl
 
 
 def load_tables(
-    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> tuple[dict[str, Frame], int | None]:
     """The run's four tables with derived columns, and its retry limit (read-only).
 

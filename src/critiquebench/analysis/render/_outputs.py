@@ -7,7 +7,6 @@ The report is built once; the page and the lessons are rendered from it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 
@@ -17,7 +16,7 @@ from critiquebench.analysis.render._project_lessons import update_project_lesson
 from critiquebench.analysis.render._units_page import UnitsPage, units_page, write_units_page
 from critiquebench.analysis.report import REPORT_JSON, PriceTable, RunReport, build_report
 from critiquebench.analysis.views import connect
-from critiquebench.pipeline import ResultStore
+from critiquebench.pipeline import ResultStore, Root
 from critiquebench.runtime.project import DEFAULT_TARGET
 
 
@@ -26,14 +25,14 @@ class ReportFiles:
     """The report and where its files were written."""
 
     report: RunReport
-    json: Path
-    html: Path
-    lessons: Path
-    project_lessons: Path  # <output>/LESSONS.md, accumulated over every run reported
+    json: Root
+    html: Root
+    lessons: Root
+    project_lessons: Root  # <output>/LESSONS.md, accumulated over every run reported
 
 
 def write_reports(
-    output: Path,
+    output: Root,
     run_id: str,
     *,
     prices: PriceTable | None = None,
@@ -53,7 +52,7 @@ def write_reports(
 
 
 def write_report_files(
-    output: Path,
+    output: Root,
     report: RunReport,
     *,
     tables: duckdb.DuckDBPyConnection | None = None,
@@ -82,8 +81,8 @@ def write_report_files(
 
 
 def render_html_report(
-    output: Path, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
-) -> Path:
+    output: Root, run_id: str, *, prices: PriceTable | None = None, target: float = DEFAULT_TARGET
+) -> Root:
     """Write the report files of a run and return the path of its ``report.html``.
 
     Without ``prices`` every model is priced at 0, and the page says so.

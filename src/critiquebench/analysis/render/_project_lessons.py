@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import TypeAdapter, ValidationError
 
 from critiquebench.analysis.report import FailureKindCount, RunReport
-from critiquebench.pipeline import atomic_write_text
+from critiquebench.pipeline import Root, atomic_write_text
 
 LESSONS_FILE = "LESSONS.md"
 STATE_FILE = "lessons.json"
@@ -64,7 +64,7 @@ def run_lessons(report: RunReport) -> RunLessons:
     )
 
 
-def read_state(path: Path) -> LessonsState:
+def read_state(path: Root) -> LessonsState:
     """``lessons.json``; an empty state when it does not exist yet."""
     if not path.exists():
         return LessonsState(version=_STATE_VERSION, runs={})
@@ -85,7 +85,12 @@ def read_state(path: Path) -> LessonsState:
 
 
 @contextmanager
-def _locked(folder: Path) -> Iterator[None]:
+def _locked(folder: Root) -> Iterator[None]:
+    if not isinstance(folder, Path):
+        # An object store has no lock: reports of two runs finishing at the same
+        # moment may each miss the other's entry, which its next report restores.
+        yield
+        return
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / _LOCK_FILE).open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -95,7 +100,7 @@ def _locked(folder: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def update_project_lessons(output: Path, report: RunReport) -> Path:
+def update_project_lessons(output: Root, report: RunReport) -> Root:
     """Record ``report``'s run in ``output/lessons.json`` and rewrite ``output/LESSONS.md``.
 
     Idempotent: the run's entry is replaced, never added twice. Returns LESSONS.md's path.
@@ -109,7 +114,7 @@ def update_project_lessons(output: Path, report: RunReport) -> Path:
         return _write(output / LESSONS_FILE, project_lessons_markdown(state))
 
 
-def _write(path: Path, text: str) -> Path:
+def _write(path: Root, text: str) -> Root:
     atomic_write_text(path, text)
     return path
 

@@ -11,7 +11,6 @@ import difflib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -26,6 +25,7 @@ from critiquebench.analysis.views import (
     define_tables,
     table_files,
 )
+from critiquebench.pipeline import Root
 
 EXCERPT_LINES = 12
 """Lines of a prompt shown in a round (its end: where the request and feedback are)."""
@@ -85,7 +85,7 @@ class UnitStory:
     """The experiment's tokens of the unit (cache hits at what they first cost)."""
 
 
-def _connection(output: Path, run_id: str) -> duckdb.DuckDBPyConnection:
+def _connection(output: Root, run_id: str) -> duckdb.DuckDBPyConnection:
     if not (output / run_id / "cases").is_dir():
         raise StoryError(f"no run {run_id!r} under {output} (no cases folder)")
     connection = duckdb.connect()
@@ -102,7 +102,7 @@ def _dicts(
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def unit_list(output: Path, run_id: str) -> list[dict[str, Any]]:
+def unit_list(output: Root, run_id: str) -> list[dict[str, Any]]:
     """Every unit of the run: case, arm, rep, halt reason, passed and final defects."""
     connection = _connection(output, run_id)
     return _dicts(
@@ -142,7 +142,7 @@ def _diff(previous: str | None, current: str) -> tuple[str, ...]:
 
 
 def load_stories(
-    output: Path, run_id: str, case_id: str, arm: str | None = None, rep: int = 0
+    output: Root, run_id: str, case_id: str, arm: str | None = None, rep: int = 0
 ) -> list[UnitStory]:
     """The stories of ``case_id`` at ``rep`` in ``run_id``: of ``arm``, or of every arm."""
     connection = _connection(output, run_id)
@@ -166,7 +166,7 @@ def load_stories(
 
 
 def all_stories(
-    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> Iterator[list[UnitStory]]:
     """Every unit's story in ``run_id``, a list per case and rep (its arms, sorted), the
     groups in order of case and rep: one scan per table, not one per unit.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 from markupsafe import escape
@@ -24,7 +23,7 @@ from critiquebench.analysis.render._transcript_view import (
     round_blocks,
     round_name,
 )
-from critiquebench.pipeline import ResultStore
+from critiquebench.pipeline import ResultStore, Root
 
 UNITS_FOLDER = "report_units"
 """The folder beside report.html holding one story script per case and rep."""
@@ -120,7 +119,7 @@ def _script(group: int, html: str) -> str:
 
 
 def units_page(
-    output: Path, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> UnitsPage:
     """The units table of ``run_id`` and a story script per case and rep; ``tables``:
     the run's tables already open, as for ``all_stories``."""
@@ -149,7 +148,7 @@ def units_page(
     return UnitsPage(tuple(rows), scripts)
 
 
-def write_units_page(output: Path, run_id: str, page: UnitsPage) -> Path:
+def write_units_page(output: Root, run_id: str, page: UnitsPage) -> Root:
     """Write the story scripts of ``page`` into the run's ``UNITS_FOLDER``, removing any
     left from an earlier render, and return the folder."""
     store = ResultStore(output)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -27,7 +26,7 @@ from critiquebench.analysis.report._resample import ResampleComparison
 from critiquebench.analysis.report._trigger_metrics import TriggerMetrics
 from critiquebench.analysis.stats import McNemarResult, MeanEstimate, ReductionEstimate
 from critiquebench.analysis.views import CanaryRate, CriticAccuracy, FixBreakRound
-from critiquebench.pipeline import ResultStore
+from critiquebench.pipeline import ResultStore, Root
 
 # Bump when a field changes meaning or shape; readers refuse other versions.
 # 2: failure kinds count the answers kept; mean defects count lint and types.
@@ -468,7 +467,7 @@ REPORT_JSON = "report.json"
 """The report's file in the run's folder; the terminal, HTML and Markdown come from it."""
 
 
-def read_report(output: Path, run_id: str) -> RunReport:
+def read_report(output: Root, run_id: str) -> RunReport:
     """The ``report.json`` of a run, as ``write_reports`` wrote it.
 
     Lives with the types, not with the writers: reading a report (the CLI does after

@@ -6,7 +6,6 @@ import json
 import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -14,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from critiquebench.analysis.views._views import read_only_connection, tables_read_by, views_sql
+from critiquebench.pipeline import Root
 
 EXAMPLE = "SELECT arm, count(*) AS units, avg(defects_final) AS defects FROM cases GROUP BY arm"
 
@@ -27,7 +27,7 @@ def _cell(value: Any) -> str:
 
 
 def query_table(
-    output: Path, query: str, *, max_rows: int = 100, runs: Sequence[str] | None = None
+    output: Root, query: str, *, max_rows: int = 100, runs: Sequence[str] | None = None
 ) -> tuple[Table, str]:
     """Run ``query`` over the tables ``runs``, ``cases``, ``attempts``, ``calls`` (and the
     views ``findings``, ``defects_by_kind``, ``trigger_decisions``) of ``output``: of the runs
@@ -66,7 +66,7 @@ def query_table(
     return table, f"{len(rows)} row(s)"
 
 
-def interactive_help(output: Path, runs: Sequence[str] | None = None) -> str:
+def interactive_help(output: Root, runs: Sequence[str] | None = None) -> str:
     """How to query the views interactively: a Python session, or the duckdb CLI."""
     # Double quotes inside, so shlex.quote can wrap it all in single quotes cleanly.
     selected = "" if runs is None else f", {json.dumps(list(runs))}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -28,7 +28,12 @@ from critiquebench.pipeline import (
     SCHEMA_VERSION,
     SIDE_TABLES,
     TABLES,
+    Root,
     arrow_schema,
+    is_remote,
+    parquet_files,
+    read_parquet_files,
+    store_root,
 )
 
 READABLE_TABLES: tuple[str, ...] = (*TABLES, *SIDE_TABLES)
@@ -119,16 +124,19 @@ FROM attempts,
 """One row per lint or type finding of every attempt (the view ``findings``)."""
 
 
-def run_folders(output: Path, runs: Sequence[str] | None = None) -> list[Path]:
+def run_folders(output: Root, runs: Sequence[str] | None = None) -> list[Root]:
     """The folders of ``runs`` under ``output``, or of every run there when ``runs`` is None."""
+    output = store_root(output)
     if runs is not None:
         return [output / run for run in runs]
-    return sorted(path for path in output.iterdir() if path.is_dir()) if output.is_dir() else []
+    if not output.is_dir():
+        return []
+    return sorted((path for path in output.iterdir() if path.is_dir()), key=str)
 
 
 def table_files(
-    output: Path, runs: Sequence[str] | None = None, tables: Sequence[str] = tuple(TABLES)
-) -> dict[str, list[Path]]:
+    output: Root, runs: Sequence[str] | None = None, tables: Sequence[str] = tuple(TABLES)
+) -> dict[str, list[Root]]:
     """The Parquet files of each of ``tables`` (default: the measured ones), of ``runs``
     only (None: every run under ``output``).
 
@@ -136,17 +144,17 @@ def table_files(
     """
     folders = run_folders(output, runs)
     return {
-        table: sorted(path for folder in folders for path in (folder / table).glob("*.parquet"))
+        table: [path for folder in folders for path in parquet_files(folder / table)]
         for table in tables
     }
 
 
-def latest_run(output: Path) -> str | None:
+def latest_run(output: Root) -> str | None:
     """The run under ``output`` started last (by its runs rows, not its name), or None.
 
     Reads the small ``runs`` table of each run and nothing else.
     """
-    files = [path for folder in run_folders(output) for path in (folder / "runs").glob("*.parquet")]
+    files = [path for folder in run_folders(output) for path in parquet_files(folder / "runs")]
     if not files:
         return None
     connection = duckdb.connect()
@@ -159,7 +167,7 @@ def latest_run(output: Path) -> str | None:
 
 def define_tables(
     connection: duckdb.DuckDBPyConnection,
-    files: dict[str, list[Path]],
+    files: Mapping[str, Sequence[Root]],
     kind: Kind = "VIEW",
     tables: Sequence[str] = tuple(TABLES),
 ) -> None:
@@ -190,13 +198,16 @@ def define_tables(
 
 def _define(
     connection: duckdb.DuckDBPyConnection,
-    files: dict[str, list[Path]],
+    files: Mapping[str, Sequence[Root]],
     kind: Kind,
     tables: Sequence[str],
 ) -> None:
     uniform = False  # known only once the runs table is copied (it comes first)
     for table in tables:
         listing = files.get(table, [])
+        if listing and any(is_remote(path) for path in listing):
+            _define_remote(connection, kind, table, listing)
+            continue
         if not listing:
             empty = pa.Table.from_pylist([], schema=arrow_schema(table))
             connection.register(f"_{table}_empty", empty)
@@ -226,6 +237,19 @@ def _define(
             connection.execute(f"CREATE OR REPLACE VIEW {name} AS {query}")
 
 
+def _define_remote(
+    connection: duckdb.DuckDBPyConnection, kind: Kind, table: str, listing: Sequence[Root]
+) -> None:
+    """``table`` over files on an object store, read by pyarrow and scanned by DuckDB
+    as Arrow: this schema's columns, a column an older file lacks read as null."""
+    dataset = read_parquet_files(listing, arrow_schema(table))
+    name = f"_{table}_store"
+    connection.register(name, dataset)
+    _create(connection, kind, table, name)
+    if kind == "TABLE":
+        connection.unregister(name)
+
+
 def _create(connection: duckdb.DuckDBPyConnection, kind: Kind, table: str, source: str) -> None:
     source = _in_current_names(table, _with_missing_columns(connection, table, source))
     if table == "cases":
@@ -251,7 +275,7 @@ def _one_schema(connection: duckdb.DuckDBPyConnection) -> bool:
 
 
 def connect(
-    output: Path, runs: Sequence[str] | None = None, *, snapshot: bool = False
+    output: Root, runs: Sequence[str] | None = None, *, snapshot: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with ``runs``, ``cases``, ``attempts``, ``calls`` of ``runs``
     (and, unless a snapshot, the side table ``transcripts``).
@@ -274,7 +298,7 @@ def connect(
 
 
 def reload_table(
-    connection: duckdb.DuckDBPyConnection, output: Path, runs: Sequence[str], table: str
+    connection: duckdb.DuckDBPyConnection, output: Root, runs: Sequence[str], table: str
 ) -> None:
     """Copy one table of ``runs`` into a snapshot again (e.g. ``runs`` after a status change)."""
     define_tables(connection, {table: table_files(output, runs)[table]}, "TABLE", (table,))
@@ -301,7 +325,7 @@ def tables_read_by(query: str) -> tuple[str, ...]:
 
 @contextmanager
 def read_only_connection(
-    output: Path, runs: Sequence[str] | None = None, tables: Sequence[str] = READABLE_TABLES
+    output: Root, runs: Sequence[str] | None = None, tables: Sequence[str] = READABLE_TABLES
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB holding a copy of the tables of ``runs`` that a query cannot escape.
 
@@ -335,12 +359,20 @@ def read_only_connection(
             connection.close()
 
 
-def views_sql(output: Path, runs: Sequence[str] | None = None) -> str:
+def views_sql(output: Root, runs: Sequence[str] | None = None) -> str:
     """``CREATE VIEW`` statements that give the duckdb CLI the same views as :func:`connect`.
 
     A glob per table keeps the statements short; a table with no files yet gets a
-    comment instead, since DuckDB refuses a glob that matches nothing.
+    comment instead, since DuckDB refuses a glob that matches nothing. Runs on an
+    object store get a comment too: the duckdb CLI reads them only with its httpfs
+    extension, which it downloads; the Python session reads them without.
     """
+    if not isinstance(output, Path):
+        return (
+            f"-- the runs are on an object store ({output}): the duckdb CLI reads them with "
+            "its httpfs extension (INSTALL httpfs; it is downloaded); the Python session "
+            "above reads them without it"
+        )
     root = output.resolve()
     files = table_files(root, runs, READABLE_TABLES)
     lines = []

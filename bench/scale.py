@@ -1,0 +1,138 @@
+"""How a run's cost grows with its units: 1,000, 10,000 and 100,000 units of a
+simulated model (HumanEval x arms A, B x reps), through the library loop.
+
+For each size, in fresh processes and a fresh output folder (no call cache):
+
+- run: ``start_run``, ``run_unit`` on ``--workers`` threads, ``finish_run``;
+- report, check, sql: the CLI commands a user runs next on the finished run
+  (``sql`` with one query counting the cases).
+
+Printed per size: units, wall seconds of each step, files written under the run,
+and the peak memory (``VmHWM``, see critiquebench.peak_memory) of every process.
+``--output`` puts the runs on another store (e.g. ``s3://bucket/scale``); the local
+default is a temporary folder removed at the end.
+
+Run: .venv/bin/python bench/scale.py                    (1,000 and 10,000 units)
+     .venv/bin/python bench/scale.py --sizes 1000 10000 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HUMANEVAL_CASES = 164
+ARMS = ("A", "B")
+
+RUN = r"""
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from critiquebench.peak_memory import peak_rss_mib
+from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
+output, reps, workers, cases = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+config = RunConfig.model_validate({
+    "suite": "humaneval", "limit": cases, "arms": "A,B", "reps": reps,
+    "model": "sim:fix=0.6,draft=0.5",
+    "cache": False, "output": output, "run_id": "scale", "max_concurrency": workers,
+})
+started = time.perf_counter()
+plan = start_run(config)
+with ThreadPoolExecutor(workers) as pool:
+    list(pool.map(lambda work: run_unit(*work, config), plan.work))
+end = finish_run(plan, failed=0)
+print(json.dumps({"units": plan.planned, "status": end.status,
+                  "wall_s": time.perf_counter() - started, "peak_mib": peak_rss_mib()}))
+"""
+
+CLI = r"""
+import atexit, json, sys
+from critiquebench.peak_memory import peak_rss_mib
+atexit.register(lambda: print("PEAK " + json.dumps(peak_rss_mib()), file=sys.stderr))
+from critiquebench.cli import app
+app(sys.argv[1:])
+"""
+
+
+def _python(code: str, *args: str) -> tuple[float, str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False
+    )
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # check/report exit 1 on a failed gate, still measured
+        raise RuntimeError(f"{args}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    return wall, done.stdout, done.stderr
+
+
+def _peak(stderr: str) -> float:
+    lines = [line for line in stderr.splitlines() if line.startswith("PEAK ")]
+    return float(json.loads(lines[-1][5:])) if lines else float("nan")
+
+
+def _files(output: str) -> int:
+    from upath import UPath
+
+    root = UPath(output) if "://" in output else Path(output)
+    run = root / "scale"
+    return sum(1 for path in run.rglob("*") if path.is_file())
+
+
+def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float]:
+    """Run ``size`` units (rounded up to whole reps of ``cases`` cases x arms) into
+    ``output`` and time the readers."""
+    reps = math.ceil(size / (cases * len(ARMS)))
+    _, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
+    run = json.loads(out.strip().splitlines()[-1])
+    found: dict[str, float] = {
+        "units": run["units"], "run_s": run["wall_s"], "run_mib": run["peak_mib"],
+        "files": _files(output),
+    }  # fmt: skip
+    commands = {
+        "report": ["report", "scale", "--output", output],
+        "check": ["check", "scale", "--output", output],
+        "sql": ["sql", "SELECT count(*) FROM cases", "--output", output, "--run", "scale"],
+    }
+    for name, args in commands.items():
+        wall, _, err = _python(CLI, *args)
+        found[f"{name}_s"] = wall
+        found[f"{name}_mib"] = _peak(err)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--cases", type=int, default=HUMANEVAL_CASES, help="HumanEval cases")
+    parser.add_argument("--output", help="store of the runs (default: a temporary folder)")
+    options = parser.parse_args()
+    load = os.getloadavg()[0]
+    print(f"load average at start: {load:.1f} on {os.cpu_count()} cores")
+    header = "units | files | run s | report s | check s | sql s | peak MiB run/report/check/sql"
+    print(header)
+    for size in options.sizes:
+        with tempfile.TemporaryDirectory(prefix="cb-scale-") as folder:
+            output = options.output or str(Path(folder) / "runs")
+            if options.output:
+                output = f"{options.output.rstrip('/')}/{size}"
+            m = measure(size, output, options.workers, options.cases)
+        print(
+            f"{m['units']:,.0f} | {m['files']:,.0f} | {m['run_s']:.1f} | {m['report_s']:.1f} | "
+            f"{m['check_s']:.1f} | {m['sql_s']:.1f} | {m['run_mib']:.0f}/{m['report_mib']:.0f}/"
+            f"{m['check_mib']:.0f}/{m['sql_mib']:.0f}",
+            flush=True,
+        )
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""A real S3-compatible server (moto's server mode) on 127.0.0.1, for store tests.
+
+It runs in a process of its own that is killed with the test process (even a killed
+one: ``PR_SET_PDEATHSIG``), listens on a free port, and keeps everything in memory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """Where the server listens, and the environment a client needs to reach it."""
+
+    endpoint: str
+
+    def environment(self) -> dict[str, str]:
+        """Variables that point boto3/s3fs (in this or a child process) at the server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ENDPOINT_URL_S3": self.endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+
+    def make_bucket(self, name: str) -> None:
+        """Create bucket ``name``."""
+        import boto3
+
+        client = boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            region_name="us-east-1",
+        )
+        client.create_bucket(Bucket=name)
+
+
+@contextmanager
+def s3_server() -> Iterator[S3Server]:
+    """Start moto's S3 server on a free port and stop it on exit."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent,
+        env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"},
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=5):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto server did not start on port {port}") from None
+                time.sleep(0.2)
+        yield S3Server(endpoint)
+    finally:
+        process.kill()
+        process.wait(timeout=30)
