@@ -15,7 +15,8 @@ from typing import Any
 from uuid import UUID
 
 # Prefect imports FastAPI's encoder (~0.3 s) when a flow run is created; imported with
-# this module instead, it loads while the temporary API server starts (see prefect_server).
+# this module instead, it loads while the temporary API server starts (see prefect_server;
+# 81b6924).
 import fastapi.encoders  # noqa: F401
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact

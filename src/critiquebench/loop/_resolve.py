@@ -45,8 +45,8 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
 
 @functools.lru_cache(maxsize=4)
 def _entry_points_on(path: tuple[str, ...]) -> dict[str, metadata.EntryPoint]:
-    # Scanning every installed package takes tens of milliseconds, and each unit looks
-    # its arm up again; what is installed changes only with the path searched.
+    # Scanning every installed package takes tens of milliseconds (~67 ms, dc22692), and
+    # each unit looks its arm up again; what is installed changes only with the path searched.
     found = metadata.entry_points(group=ENTRY_POINT_GROUP)
     return {ep.name: ep for ep in found}
 

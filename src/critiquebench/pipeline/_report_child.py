@@ -12,7 +12,7 @@ Measured gain (``bench/pipeline.py`` flow, 120 units at concurrency 2, 2 cores, 
 20-27, one round): the phase after the check (reports + printing) took 4.8 s with the
 child and 41.0 s without it, of runs of 244 and 348 s; issue 25 measured about 1 s on
 a quiet machine. Between the two, whether it saves 5% of a 1,000-unit run (issue 25's
-bar for speed machinery) is open: kept until a quiet machine settles it.
+bar for speed machinery) is open: kept until a quiet machine settles it (546007f).
 """
 
 from __future__ import annotations

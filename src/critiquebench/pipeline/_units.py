@@ -94,7 +94,7 @@ def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConf
 def _compiled(deps: LoopDependencies, spec: ArmSpec) -> Any:
     """The loop's graph for an arm, compiled once per process and dependencies.
 
-    Compiling took about a tenth of a unit's CPU on an instant model; a compiled
+    Compiling took about a tenth of a unit's CPU on an instant model (544cd1b); a compiled
     graph keeps no state between invocations, so units and threads share it.
     """
     return build_graph(deps, LoopSettings(arm=spec))

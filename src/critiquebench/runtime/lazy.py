@@ -4,6 +4,10 @@ Importing ``critiquebench`` for a quick command (``--help``, a refused option) m
 not import LangGraph, Prefect or the Parquet writer, which take seconds together.
 A package lists the names it re-exports from heavy private modules; each module is
 imported on first access of one of its names.
+
+Measured gain: the run's process, which connects to the run's tables and reads
+report.json, no longer loads altair, scipy and Jinja2 for it: 1.6 s and ~150 MiB
+(2b063be, machine load not recorded).
 """
 
 from __future__ import annotations

@@ -284,7 +284,9 @@ def connect(
     (the default) read the files again at every query and so see rows written since;
     ``snapshot=True`` copies the tables in once, which is what a reader that asks many
     questions of a finished run wants (the report, the quality checks): one scan of
-    the run's files instead of one per query.
+    the run's files instead of one per query. Measured gain: the units page's stories,
+    read from one scan per table (the report's snapshot, transcripts read once), took
+    5.6 s for a 984-unit run on a loaded machine against 27 s through the views (2dcc0dd).
 
     The connection is unrestricted; for queries typed by a user, use
     :func:`read_only_connection`.
@@ -339,7 +341,9 @@ def read_only_connection(
 
     Only ``tables`` are copied (e.g. ``tables_read_by(query)``): the others, and the
     views over them, are there with their columns and no rows. Copying every table
-    for a query of one took most of an ``sql`` command's time.
+    for a query of one took most of an ``sql`` command's time: a query of ``cases`` on a
+    328-unit run no longer copies attempts, calls and transcripts, 62% of the run's
+    bytes (b1aa403).
     """
     with tempfile.TemporaryDirectory(prefix="critiquebench-sql-") as folder:
         path = Path(folder) / "results.duckdb"

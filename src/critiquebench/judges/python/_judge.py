@@ -146,7 +146,8 @@ class PythonJudge(SandboxedJudge):
 
     def _planned(self, case: Case) -> list[PlannedCheck]:
         """The case's checks, planned once per judge (parsing them is most of the
-        parent's share of an attempt); a plan is never changed after it is made."""
+        parent's share of an attempt: ~1 ms of every attempt, 8cb406f); a plan is never
+        changed after it is made."""
         checks = case.checks
         # The suite's own code joins the entry point in the key: its helpers are planned.
         trusted = trusted_code(case.setup, case.prompt, case.prompt_is_code)

@@ -76,7 +76,11 @@ class RawAttempt:
 @dataclass(frozen=True)
 class SandboxExtras:
     """Trusted files a judge's own code needs inside the sandbox (e.g. the sql judge's
-    DuckDB): bound read-only at their own paths, and imported once per worker."""
+    DuckDB): bound read-only at their own paths, and imported once per worker.
+
+    Measured gain: a sql attempt no longer imports DuckDB, about 0.1-0.15 s of its
+    0.3-0.4 s (ed2c4cc).
+    """
 
     read_only: tuple[Path, ...] = ()
     """Files or folders visible inside bubblewrap (the fallback sees the host's anyway)."""

