@@ -14,10 +14,6 @@ from contextlib import closing
 from typing import Any
 from uuid import UUID
 
-# Prefect imports FastAPI's encoder (~0.3 s) when a flow run is created; imported with
-# this module instead, it loads while the temporary API server starts (see prefect_server;
-# 81b6924).
-import fastapi.encoders  # noqa: F401
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import wait
@@ -37,7 +33,6 @@ from critiquebench.pipeline import (
     landed_units,
     start_run,
     stop_requested,
-    tally_ahead,
     unit_batches,
 )
 from critiquebench.pipeline._report_child import PendingReport
@@ -186,11 +181,10 @@ def _run_and_check(
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan, progress, progress_id)
-    tally = tally_ahead(plan)  # every unit has ended: their rows are counted during the check
     if stop_requested(config.output, config.run_id):
         # Interrupted: record it and stop; checking and reporting a part of the matrix
         # would print a verdict that looks final.
-        end = finish_run(plan, failed, None, tally.result())
+        end = finish_run(plan, failed, None)
         if end.status == "interrupted":
             # Returned, not raised: an exception would put a traceback in the log of a
             # run stopped on purpose. The caller reads "status" (see run_ab_matrix).
@@ -202,7 +196,7 @@ def _run_and_check(
     reporter.prepare(config.output, config.run_id, config.prices, config.target)
     with closing(connect(config.output, [config.run_id], snapshot=True)) as tables:
         quality = check_quality_task(checker, tables, key)
-    end = finish_run(plan, failed, "passed" if quality.passed else "failed", tally.result())
+    end = finish_run(plan, failed, "passed" if quality.passed else "failed")
     write_reports_task(
         config.output, config.run_id, config.prices, config.target, key, pending=reporter
     )

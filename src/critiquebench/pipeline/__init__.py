@@ -72,7 +72,6 @@ if TYPE_CHECKING:
         prepare_start,
         run_unit,
         start_run,
-        tally_ahead,
         tally_units,
         unit_batches,
     )
@@ -93,7 +92,6 @@ _RUN = (
     "landed_units",
     "run_unit",
     "start_run",
-    "tally_ahead",
     "tally_units",
     "unit_batches",
     "RunEnd",
@@ -197,7 +195,6 @@ __all__ = [
     "stop_requested",
     "store_root",
     "summarize_run",
-    "tally_ahead",
     "tally_units",
     "unit_batches",
 ]

@@ -1,5 +1,5 @@
 """``start_run`` given the cases its caller's preflight found runs no preflight of its
-own; the unit tally counted ahead is the one ``finish_run`` counts."""
+own; ``finish_run`` counts the units by their rows."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from critiquebench.pipeline import (
     finish_run,
     run_unit,
     start_run,
-    tally_ahead,
     tally_units,
 )
 from critiquebench.pipeline import _run as run_module
@@ -88,13 +87,11 @@ def test_a_resumed_start_plans_only_what_is_left(tmp_path: Path) -> None:
     assert (plan.planned, plan.skipped, plan.retried, len(plan.work)) == (8, 1, 1, 7)
 
 
-def test_the_tally_counted_ahead_is_the_one_finish_run_counts(tmp_path: Path) -> None:
+def test_finish_run_counts_the_errored_and_missing_units(tmp_path: Path) -> None:
     config = _resumable(tmp_path)
     plan = start_run(config)
     run_unit(*plan.work[1], config)  # not the errored unit (work[0]); five stay without rows
-    counted = tally_ahead(plan).result()
-    assert counted == tally_units(plan)
+    counted = tally_units(plan)
     assert (counted.errored, counted.missing) == (1, 5)
-    end = finish_run(plan, failed=0, tally=counted)
+    end = finish_run(plan, failed=0)
     assert (end.status, end.errored, end.missing) == ("incomplete", 1, 5)
-    assert end == finish_run(plan, failed=0)
