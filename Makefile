@@ -78,8 +78,12 @@ lint: venv
 	$(BIN)/ruff check src flows tasks tests bench
 	$(BIN)/mypy
 
+# The cluster test runs last, in a pytest process of its own: in a full run sharing a
+# worker process with the other files, all its units failed (cause not yet found; alone,
+# or after the other store tests, it passes).
 test: venv lint browser
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_ARGS) -m "not own_process"
+	$(BIN)/pytest -p no:xdist -m own_process
 
 bench: venv
 	$(BIN)/python bench/judge.py

@@ -24,7 +24,11 @@ from critiquebench.pipeline import RunConfig
 from tests.integration.lazy_flow import run_ab_matrix
 from tests.s3_server import S3Server, s3_server
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.own_process,
+    pytest.mark.usefixtures("prefect_harness"),
+]
 
 OUTCOME_SQL = """
     SELECT case_id, arm, rep, defects_initial, defects_final, halt_reason, passed, loops,
