@@ -83,7 +83,7 @@ lint: venv
 # or after the other store tests, it passes).
 test: venv lint browser
 	$(BIN)/pytest $(PYTEST_ARGS) -m "not own_process"
-	$(BIN)/pytest -p no:xdist -m own_process
+	$(BIN)/pytest -n 0 -m own_process
 
 bench: venv
 	$(BIN)/python bench/judge.py
