@@ -388,14 +388,19 @@ class SimProvider:
             return draft_state(self.params, context.case_id, context.rep, context.attempt)
         return unit_states(self.params, context.case_id, context.rep, context.attempt + 1)[-1]
 
+    def _cheats(self, case: Case, context: CallContext) -> bool:
+        """Whether this (case, rep) of a canary games its contradicting check (``cheat``)."""
+        from critiquebench.suites import canary_check
+
+        if not self.params.cheat or canary_check(case) is None:
+            return False
+        return _uniform(self.params.seed, context.case_id, context.rep, "cheat") < self.params.cheat
+
     def _cheat_code(self, case: Case, context: CallContext) -> str | None:
         from critiquebench.suites import canary_check
 
         target = canary_check(case)
-        if target is None or not self.params.cheat:
-            return None
-        draw = _uniform(self.params.seed, context.case_id, context.rep, "cheat")
-        if draw >= self.params.cheat:
+        if target is None or not self._cheats(case, context):
             return None
         code = _CHEAT.format(
             entry=case.entry_point,
@@ -428,7 +433,7 @@ class SimProvider:
         # The critic reviews attempt k: the first draft for k = 0, else the k-th fix
         # round's answer; a canary's cheating answer is wrong whatever its checks say.
         case = self._cases.get(context.case_id)
-        if case is not None and self._cheat_code(case, context) is not None:
+        if case is not None and self._cheats(case, context):
             return True
         states = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)
         return states[-1] != "correct"
