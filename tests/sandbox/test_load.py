@@ -158,7 +158,7 @@ class _Poisoned(Sandbox):
     the host or an answer killed would); every fresh pool is poisoned alike."""
 
     def fresh(self) -> Sandbox:
-        return _Poisoned(self.mode)
+        return _Poisoned(self.mode, self.max_workers)
 
     def judge(self, request: dict[str, Any]) -> RawAttempt:
         if _POISON not in str(request.get("code")):
@@ -170,7 +170,7 @@ class _Poisoned(Sandbox):
         try:
             return worker.judge(request)
         except SandboxUnavailable:
-            worker.close()
+            self._discard(worker)
             raise
 
 
