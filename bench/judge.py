@@ -13,6 +13,10 @@ alternate the three so a load change on a shared machine hits them alike; the me
 round ratio is the result. ``--rounds N`` (default 3) and ``--attempts N`` (default all
 328 a round) shorten it.
 
+``--threads N`` times the full judge alone on N threads instead (fresh answers, two
+rounds, the better one printed): the judge's own throughput on all cores, the ceiling
+of a run whose model calls are slow (``bench/pipeline.py --api-bound``).
+
 ``--modes`` adds the older comparison on the fallback fences and cold/warm passes,
 ``--naive`` the full judge against a fresh ``pytest``, ``ruff`` and ``mypy`` process
 per attempt (issue 14's target: >= 15x).
@@ -179,6 +183,32 @@ def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
     )
 
 
+def threaded(threads: int, attempts: int | None = None, rounds: int = 2) -> float:
+    """The full judge's attempts/s on fresh answers from ``threads`` threads at once
+    (the best of ``rounds``); prints each round."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = load_suite("humaneval")
+    work = [(case, make(case)) for case in cases for make in (_canonical, _broken)]
+    work = work[:attempts] if attempts else work
+    judge = PythonJudge()
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        # Start every thread's sandbox worker and the mypy daemons before timing.
+        list(pool.map(lambda item: judge(*item), _fresh(work[: 4 * threads], -1)))
+        if judge.static is not None:
+            list(pool.map(judge.static.check, [case.prompt for case in cases]))
+        rates = []
+        for round_ in range(rounds):
+            answers = _fresh(work, round_)
+            started = time.perf_counter()
+            list(pool.map(lambda item: judge(*item), answers))
+            rates.append(len(answers) / (time.perf_counter() - started))
+            print(f"  full judge, {threads} threads, round {round_}: {rates[-1]:.1f} attempts/s"
+                  f" (load {os.getloadavg()[0]:.2f})")  # fmt: skip
+    judge.close()
+    return max(rates)
+
+
 def _canonical(case: Case) -> str:
     return case.reference_solution
 
@@ -223,6 +253,9 @@ def _option(name: str, default: int) -> int:
 
 
 if __name__ == "__main__":
+    if "--threads" in sys.argv:
+        threaded(_option("--threads", 2), _option("--attempts", 0) or None)
+        sys.exit(0)
     fresh_answers(_option("--rounds", 3), _option("--attempts", 0) or None)
     if "--modes" in sys.argv:
         main()

@@ -32,9 +32,22 @@ carry over the high-water mark of the process that spawned it.
   concurrency 4, 16 and 64: efficiency = units/s in the units phase over the ideal
   (concurrency / model seconds per unit).
 
+``--api-bound`` prints only that efficiency, for ``--paths`` and ``--concurrency``,
+``--pairs`` times in turn, with two more columns: the span (the first unit's start to
+the last unit's end, without the sandbox probe that the units phase begins with) and
+the run process's own CPU (its threads: the Python work that one interpreter lock
+serialises). ``--judge-rate R`` caps the ideal at the judge's own rate, R attempts/s
+(``bench/judge.py --threads 2``) over the run's attempts per unit.
+
+``--ab VARIANT`` measures what one speed mechanism gains: each run with every mechanism
+on, then with VARIANT's off (see ``VARIANTS``), in turn, ``--pairs`` times; on the
+replay run, or on the 0.5 s calls with ``--api-bound``.
+
 Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run)
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
      .venv/bin/python bench/pipeline.py --targets  (issue 24's table; --quick too)
+     .venv/bin/python bench/pipeline.py --api-bound --paths library,flow --concurrency 4,16,64
+     .venv/bin/python bench/pipeline.py --ab lanes1 --api-bound --paths library --concurrency 16
 """
 
 from __future__ import annotations
@@ -74,6 +87,9 @@ class Measured:
     phases: dict[str, float]
     children_peak_rss_mib: dict[str, float] | None = None
     """The flow's child processes: the quality check's and the reports'."""
+    model_calls: int = 0
+    self_cpu_s: float = 0.0
+    """CPU of the run's own process alone (its threads), without its children."""
 
     @property
     def overhead_share(self) -> float:
@@ -151,12 +167,69 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
     return {"imported": imported}
 
 
+VARIANTS = ("pool-unbounded", "fresh-sandbox", "lanes1", "batch-mypy", "batch1")
+"""Speed mechanisms turned off, one at a time, to measure what each gains: the sandbox
+pool's bound, warm sandbox workers (a fresh one per attempt), mypy lanes (one daemon),
+mypy's daemon (a batch ``mypy`` process per text, same flags and cache) and unit
+batches (one unit per flow task)."""
+
+
+def _batch_mypy(checker: Any, code: str) -> Any:
+    """mypy's findings of ``code`` from a fresh ``mypy`` process (the daemon's flags)."""
+    from critiquebench.judges.static import _checker
+    from critiquebench.runtime.project import default_cache_dir
+
+    folder = Path(tempfile.mkdtemp(prefix="cb-batch-mypy-"))
+    try:
+        path = folder / "candidate.py"
+        path.write_text(code, encoding="utf-8")
+        cache = default_cache_dir() / _checker.MYPY_CACHE_FOLDER
+        command = [sys.executable, "-m", "mypy", *checker.settings.mypy_flags]
+        command += ["--cache-dir", str(cache), str(path)]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=folder, check=False)
+        return _checker.parse_mypy(done.stdout.replace(str(path), "candidate.py"))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _apply_variant(name: str) -> None:
+    """Turn one speed mechanism off in this (child) process."""
+    from critiquebench.judges.sandbox import _pool
+
+    if name == "pool-unbounded":
+        _pool.default_pool_size = lambda: None  # type: ignore[assignment,return-value]
+    elif name == "fresh-sandbox":
+        _pool.Sandbox._release = _pool.Sandbox._discard  # type: ignore[method-assign]
+    elif name == "lanes1":
+        from critiquebench.judges import PythonJudge, StaticSettings
+        from critiquebench.pipeline import _run
+
+        _run.python_judge = lambda: PythonJudge(static=StaticSettings(mypy_lanes=1))
+    elif name == "batch-mypy":
+        from critiquebench.judges.static._checker import StaticChecker
+
+        StaticChecker._mypy = _batch_mypy  # type: ignore[method-assign,assignment]
+    elif name == "batch1":
+        import functools
+
+        import flows.ab_matrix
+
+        batches = functools.partial(flows.ab_matrix.unit_batches, max_batch=1)
+        flows.ab_matrix.unit_batches = batches  # type: ignore[attr-defined]
+
+
 def _child(args: argparse.Namespace) -> None:
+    if args.variant:
+        _apply_variant(args.variant)
     stamps = (child_flow if args.child == "flow" else child_library)(args)
     stamps["returned"] = time.time()
     from critiquebench.runtime.peak_memory import peak_rss_mib
 
     stamps["peak_rss_mib"] = peak_rss_mib()
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    stamps["self_cpu_s"] = own.ru_utime + own.ru_stime
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
 
@@ -168,7 +241,7 @@ def _from_tables(output: Path) -> dict[str, Any]:
     db = connect(output)
     row = db.execute(
         "SELECT count(*), sum(judge_latency_s), sum(model_latency_s), "
-        "epoch(max(finished_at)) FROM cases"
+        "epoch(max(finished_at)), min(epoch(finished_at) - wall_s), sum(calls) FROM cases"
     ).fetchone()
     judged = db.execute("SELECT count(*) FROM attempts").fetchone()
     run = db.execute(
@@ -177,6 +250,7 @@ def _from_tables(output: Path) -> dict[str, Any]:
     assert row is not None and judged is not None and run is not None
     return {
         "units": row[0], "judge_s": row[1], "model_s": row[2], "last_unit": row[3],
+        "first_unit": row[4], "model_calls": row[5],
         "judge_calls": judged[0], "started": run[0], "finished": run[1],
     }  # fmt: skip
 
@@ -192,6 +266,7 @@ def measure(
     command += ["--reps", str(args.reps), "--replay", str(args.replay), "--output", str(output)]
     command += ["--stamps", str(stamps)] + (["--limit", str(args.limit)] if args.limit else [])
     command += ["--model", args.model] if getattr(args, "model", None) else []
+    command += ["--variant", args.variant] if getattr(args, "variant", None) else []
     # This checkout's sources first, whichever copy the virtualenv was installed from.
     pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = {**os.environ, "PREFECT_HOME": str(scratch / "prefect"), "PYTHONPATH": pythonpath}
@@ -207,6 +282,8 @@ def measure(
     # the fixed costs around them (the library's includes the sandbox probe, after the
     # timestamp; `critiquebench run` probes while Prefect's server starts, before it).
     phases["units"] = times["last_unit"] - times["started"]
+    # The first unit's start to the last unit's end: the units alone, without the probe.
+    phases["unit span"] = times["last_unit"] - times["first_unit"]
     if path == "flow":
         phases["Prefect + flow start"] = times["started"] - times["imported"]
         phases["quality check"] = times["finished"] - times["last_unit"]
@@ -220,6 +297,8 @@ def measure(
         judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
         model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
         children_peak_rss_mib=times.get("children_peak_rss_mib"),
+        model_calls=int(times["model_calls"]),
+        self_cpu_s=float(times.get("self_cpu_s", 0.0)),
     )  # fmt: skip
 
 
@@ -258,7 +337,7 @@ def print_table(results: list[Measured]) -> None:
         )
     for r in results:
         if r.path == "flow":
-            fixed = {name: s for name, s in r.phases.items() if name != "units"}
+            fixed = {name: s for name, s in r.phases.items() if name not in ("units", "unit span")}
             cells = ", ".join(f"{name} {seconds:.1f}" for name, seconds in fixed.items())
             print(f"fixed costs, flow at {r.concurrency}: {cells} s")
             children = ", ".join(
@@ -324,13 +403,85 @@ def _command_s(argv: list[str], output: Path) -> float:
 
 def _api_bound(args: argparse.Namespace, concurrency: int, scratch: Path) -> float:
     """Efficiency of the library loop on 0.5 s model calls at ``concurrency``."""
-    limit = min(164, max(10, 3 * concurrency)) if not args.quick else min(20, 3 * concurrency)
-    settings = {"limit": limit, "reps": 1, "model": "sim:latency=0.5,suite=humaneval"}
-    done = measure(
-        argparse.Namespace(**{**vars(args), **settings}), "library", concurrency, scratch
-    )
+    done = measure(_api_settings(args, concurrency), "library", concurrency, scratch)
     ideal = concurrency / (done.model_s / done.units)
     return done.units / done.phases["units"] / ideal
+
+
+def _api_settings(args: argparse.Namespace, concurrency: int) -> argparse.Namespace:
+    """The 0.5 s-call run at ``concurrency``: ~3 cases per worker, or ``--limit`` cases."""
+    limit = min(164, max(10, 3 * concurrency)) if not args.quick else min(20, 3 * concurrency)
+    limit = getattr(args, "api_limit", None) or limit
+    settings = {"limit": limit, "reps": 1, "model": "sim:latency=0.5,suite=humaneval"}
+    return argparse.Namespace(**{**vars(args), **settings})
+
+
+def print_api_bound(args: argparse.Namespace, scratch: Path) -> None:
+    """The 0.5 s-call runs at each concurrency and path, repeated ``--pairs`` times in
+    turn, each against its ideal: concurrency / model seconds per unit, capped by the
+    judge's own rate (``--judge-rate`` attempts/s, from ``bench/judge.py --threads``)."""
+    levels = [int(n) for n in args.concurrency.split(",")]
+    paths = args.paths.split(",")
+    if "flow" in paths:  # a first flow run migrates the new Prefect home: not measured
+        measure(argparse.Namespace(**{**vars(args), "limit": 1, "reps": 1}), "flow", 1, scratch)
+    print("| path | conc. | units | calls/unit | attempts/unit | units phase s | span s "
+          "| units/s | ideal | efficiency | span eff. | CPU s | own CPU s | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for _ in range(args.pairs):
+        for concurrency in levels:
+            for path in paths:
+                done = measure(_api_settings(args, concurrency), path, concurrency, scratch)
+                per_unit = done.model_s / done.units
+                ideal = concurrency / per_unit
+                if args.judge_rate:
+                    ideal = min(ideal, args.judge_rate / (done.judge_calls / done.units))
+                rate = done.units / done.phases["units"]
+                span_rate = done.units / done.phases["unit span"]
+                calls, attempts = done.model_calls / done.units, done.judge_calls / done.units
+                print(
+                    f"| {path} | {concurrency} | {done.units} | {calls:.2f} "
+                    f"| {attempts:.2f} | {done.phases['units']:.2f} "
+                    f"| {done.phases['unit span']:.2f} | {rate:.1f} | {ideal:.1f} "
+                    f"| {rate / ideal:.2f} | {span_rate / ideal:.2f} | {done.cpu_s:.1f} "
+                    f"| {done.self_cpu_s:.1f} | {_load()} |",
+                    flush=True,
+                )
+
+
+def print_ab(args: argparse.Namespace, scratch: Path) -> None:
+    """``--ab VARIANT``: the run with every mechanism on and with VARIANT's off, in turn,
+    ``--pairs`` times, at each ``--concurrency`` and ``--paths``; on the replay run (or on
+    0.5 s calls with ``--api-bound``). Prints each run and the medians."""
+    import statistics
+
+    levels = [int(n) for n in args.concurrency.split(",")]
+    paths = args.paths.split(",")
+    if "flow" in paths:  # a first flow run migrates the new Prefect home: not measured
+        measure(argparse.Namespace(**{**vars(args), "limit": 1, "reps": 1}), "flow", 1, scratch)
+    print("| path | conc. | variant | units | wall s | units phase s | span s | CPU s "
+          "| own CPU s | load |\n|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+    runs: dict[tuple[str, int, str], list[Measured]] = {}
+    for _ in range(args.pairs):
+        for concurrency in levels:
+            for path in paths:
+                for variant in (None, args.ab):
+                    settings = _api_settings(args, concurrency) if args.api_bound else args
+                    settings = argparse.Namespace(**{**vars(settings), "variant": variant})
+                    done = measure(settings, path, concurrency, scratch)
+                    runs.setdefault((path, concurrency, variant or "on"), []).append(done)
+                    print(
+                        f"| {path} | {concurrency} | {variant or 'on'} | {done.units} "
+                        f"| {done.wall_s:.2f} | {done.phases['units']:.2f} "
+                        f"| {done.phases['unit span']:.2f} | {done.cpu_s:.1f} "
+                        f"| {done.self_cpu_s:.1f} | {_load()} |",
+                        flush=True,
+                    )
+    for (path, concurrency, variant), measured in runs.items():
+        wall = statistics.median(r.wall_s for r in measured)
+        span = statistics.median(r.phases["unit span"] for r in measured)
+        cpu = statistics.median(r.cpu_s for r in measured)
+        print(f"median {path} at {concurrency}, {variant}: wall {wall:.2f} s, unit span "
+              f"{span:.2f} s, CPU {cpu:.1f} s ({len(measured)} runs)")  # fmt: skip
 
 
 def print_targets(args: argparse.Namespace, scratch: Path) -> None:
@@ -382,8 +533,20 @@ def main() -> None:
     parser.add_argument("--paths", default="flow,library", help="flow, library or both")
     parser.add_argument("--concurrency", default="1,2,4", help="comma-separated worker counts")
     parser.add_argument("--targets", action="store_true", help="issue 24's figures")
+    parser.add_argument(
+        "--api-bound", action="store_true", help="only the 0.5 s-call efficiency, per path"
+    )
+    parser.add_argument("--ab", choices=VARIANTS, help="each run with VARIANT off, in turn")
+    parser.add_argument("--api-limit", type=int, help="--api-bound: cases per run")
+    parser.add_argument("--pairs", type=int, default=1, help="--api-bound: repetitions")
+    parser.add_argument(
+        "--judge-rate", type=float, default=0.0, help="--api-bound: the judge's attempts/s cap"
+    )
     parser.add_argument("--child", choices=("flow", "library"), help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--variant", choices=VARIANTS, help="turn one speed mechanism off (see VARIANTS)"
+    )
     parser.add_argument("--replay", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--output", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stamps", help=argparse.SUPPRESS)
@@ -399,6 +562,12 @@ def main() -> None:
         write_replay(args.replay, args.limit)
         if args.targets:
             print_targets(args, scratch)
+            return
+        if args.ab:
+            print_ab(args, scratch)
+            return
+        if args.api_bound:
+            print_api_bound(args, scratch)
             return
         levels = [int(n) for n in args.concurrency.split(",")]
         paths = args.paths.split(",")
