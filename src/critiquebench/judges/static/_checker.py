@@ -28,7 +28,17 @@ Measured gain: ruff's server and ``check_soon`` together took the full judge fro
 of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
 of 100 attempts, the code before and after alternated twice, 2 cores at load 16-22;
 cc76263). Remembering findings: a replay run of 40 cases asked the tools 81 times
-instead of 382 (1dba309).
+instead of 382 (1dba309). The daemon against a batch ``mypy`` process per text (same
+flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
+at concurrency 2, 7.2 against 29.4 CPU-s and a units span of 11.1 against 122.4 s
+(``bench/pipeline.py --ab batch-mypy --quick --paths library --concurrency 2``, load
+20-30): ~0.2 CPU-s a unit, most of a 1,000-unit run's time. Lanes (issue 25, not yet
+shown to pay): with ``mypy_lanes=1`` the same replay run took 6.3 and 6.4 CPU-s against
+7.5 and 7.7 (the second daemon's start) and its units 13.7 and 13.7 s against 16.6 and
+12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and 11.4 CPU-s against
+12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s (``--ab lanes1``, two
+pairs in turn each, load 19-32). On a host that busy no core is idle for a second
+daemon; a quiet 2-core host decides whether lanes stay (issue 25's 5% rule).
 
 One answer cannot break, stall or outlive the checking of another:
 
