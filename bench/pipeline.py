@@ -459,7 +459,8 @@ def print_ab(args: argparse.Namespace, scratch: Path) -> None:
     if "flow" in paths:  # a first flow run migrates the new Prefect home: not measured
         measure(argparse.Namespace(**{**vars(args), "limit": 1, "reps": 1}), "flow", 1, scratch)
     print("| path | conc. | variant | units | wall s | units phase s | span s | CPU s "
-          "| own CPU s | load |\n|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+          "| own CPU s | efficiency | span eff. | load |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     runs: dict[tuple[str, int, str], list[Measured]] = {}
     for _ in range(args.pairs):
         for concurrency in levels:
@@ -469,11 +470,15 @@ def print_ab(args: argparse.Namespace, scratch: Path) -> None:
                     settings = argparse.Namespace(**{**vars(settings), "variant": variant})
                     done = measure(settings, path, concurrency, scratch)
                     runs.setdefault((path, concurrency, variant or "on"), []).append(done)
+                    # Over the ideal of model calls alone (concurrency / model s a unit).
+                    ideal = concurrency * done.units / max(done.model_s, 1e-9)
                     print(
                         f"| {path} | {concurrency} | {variant or 'on'} | {done.units} "
                         f"| {done.wall_s:.2f} | {done.phases['units']:.2f} "
                         f"| {done.phases['unit span']:.2f} | {done.cpu_s:.1f} "
-                        f"| {done.self_cpu_s:.1f} | {_load()} |",
+                        f"| {done.self_cpu_s:.1f} "
+                        f"| {done.units / done.phases['units'] / ideal:.2f} "
+                        f"| {done.units / done.phases['unit span'] / ideal:.2f} | {_load()} |",
                         flush=True,
                     )
     for (path, concurrency, variant), measured in runs.items():
