@@ -416,12 +416,18 @@ class Sandbox:
 
     A worker is started when every running one is busy, up to ``max_workers``; beyond
     that an attempt waits for a worker to come free. Attempts are CPU work on this host,
-    so more workers than a few per core add none: at concurrency 64 on 2 cores, 64 units
-    judging at once started 64 workers (an interpreter in bubblewrap each, ~30 ms of CPU
-    and 0.4 s on a loaded host), and the run spent 14-26% more CPU than with 6 (issue 24,
-    ``bench/pipeline.py --api-bound``: 19.8 vs 14.6 and 14.3 vs 11.6 CPU-s for 200 units,
-    load 12-16). Four per core leaves room for attempts that wait (a candidate that
-    sleeps) without paying for a worker per thread. None: no bound.
+    so more workers than a few per core add none: at concurrency 64 on 2 cores, every
+    unit judging at once started a worker of its own (an interpreter in bubblewrap,
+    ~30 ms of CPU and ~0.4 s at load 14 to start). Four per core leaves room for
+    attempts that wait (a candidate that sleeps) without a worker per thread.
+
+    Measured gain (issue 24), 0.5 s model calls at concurrency 64, the bound against
+    none, in turn (``bench/pipeline.py --ab pool-unbounded --api-bound --paths library
+    --concurrency 64``, load 12-28): 200 units, a bound of 6: 14.6 vs 19.8 and 11.6 vs
+    14.3 CPU-s, units span 15.9 vs 23.0 and 19.0 vs 27.4 s; the default bound of 8:
+    11.4 vs 12.0 and 13.4 vs 14.7 CPU-s, span 23.4 vs 21.5 and 19.0 vs 26.4 s; 328
+    units: 19.0 vs 18.8 CPU-s, span 34.3 vs 47.8 s. At concurrency 2 (the replay run)
+    no pool reaches the bound. None: no bound.
     """
 
     mode: SandboxMode
