@@ -254,7 +254,10 @@ def _option(name: str, default: int) -> int:
 
 if __name__ == "__main__":
     if "--threads" in sys.argv:
-        threaded(_option("--threads", 2), _option("--attempts", 0) or None)
+        rate = threaded(
+            _option("--threads", 2), _option("--attempts", 0) or None, _option("--rounds", 2)
+        )
+        print(f"best: {rate:.2f} attempts/s")
         sys.exit(0)
     fresh_answers(_option("--rounds", 3), _option("--attempts", 0) or None)
     if "--modes" in sys.argv:

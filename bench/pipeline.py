@@ -37,7 +37,8 @@ carry over the high-water mark of the process that spawned it.
 the last unit's end, without the sandbox probe that the units phase begins with) and
 the run process's own CPU (its threads: the Python work that one interpreter lock
 serialises). ``--judge-rate R`` caps the ideal at the judge's own rate, R attempts/s
-(``bench/judge.py --threads 2``) over the run's attempts per unit.
+(``bench/judge.py --threads 2``) over the run's attempts per unit; ``--judge-threads N``
+measures that rate on N threads just before each run instead, at the load the run meets.
 
 ``--ab VARIANT`` measures what one speed mechanism gains: each run with every mechanism
 on, then with VARIANT's off (see ``VARIANTS``), in turn, ``--pairs`` times; on the
@@ -416,6 +417,19 @@ def _api_settings(args: argparse.Namespace, concurrency: int) -> argparse.Namesp
     return argparse.Namespace(**{**vars(args), **settings})
 
 
+def _judge_rate(args: argparse.Namespace) -> float:
+    """The full judge's attempts/s on ``--judge-threads`` threads, measured now (so at
+    the load the next run meets): ``bench/judge.py --threads``, one round of 200."""
+    command = [sys.executable, str(ROOT / "bench" / "judge.py"), "--threads"]
+    command += [str(args.judge_threads), "--attempts", "200", "--rounds", "1"]
+    pythonpath = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        command, cwd=ROOT, env={**os.environ, "PYTHONPATH": pythonpath},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return float(done.stdout.rsplit("best: ", 1)[1].split()[0])
+
+
 def print_api_bound(args: argparse.Namespace, scratch: Path) -> None:
     """The 0.5 s-call runs at each concurrency and path, repeated ``--pairs`` times in
     turn, each against its ideal: concurrency / model seconds per unit, capped by the
@@ -430,11 +444,13 @@ def print_api_bound(args: argparse.Namespace, scratch: Path) -> None:
     for _ in range(args.pairs):
         for concurrency in levels:
             for path in paths:
+                judge_rate = args.judge_rate or (_judge_rate(args) if args.judge_threads else 0)
                 done = measure(_api_settings(args, concurrency), path, concurrency, scratch)
                 per_unit = done.model_s / done.units
                 ideal = concurrency / per_unit
-                if args.judge_rate:
-                    ideal = min(ideal, args.judge_rate / (done.judge_calls / done.units))
+                if judge_rate:
+                    ideal = min(ideal, judge_rate / (done.judge_calls / done.units))
+                    print(f"judge alone: {judge_rate:.1f} attempts/s ({_load()})", flush=True)
                 rate = done.units / done.phases["units"]
                 span_rate = done.units / done.phases["unit span"]
                 calls, attempts = done.model_calls / done.units, done.judge_calls / done.units
@@ -541,6 +557,10 @@ def main() -> None:
     parser.add_argument(
         "--api-bound", action="store_true", help="only the 0.5 s-call efficiency, per path"
     )
+    parser.add_argument(
+        "--judge-threads", type=int, default=0,
+        help="--api-bound: cap each ideal by the judge's rate on N threads, measured before it",
+    )  # fmt: skip
     parser.add_argument("--ab", choices=VARIANTS, help="each run with VARIANT off, in turn")
     parser.add_argument("--api-limit", type=int, help="--api-bound: cases per run")
     parser.add_argument("--pairs", type=int, default=1, help="--api-bound: repetitions")
