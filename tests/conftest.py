@@ -13,10 +13,14 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from critiquebench.runtime.prefect_env import PREFECT_DEFAULTS
+
+if TYPE_CHECKING:
+    from critiquebench.judges import PythonJudge
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -68,3 +72,21 @@ def prefect_api_url(prefect_harness: None) -> str:
     url: str | None = PREFECT_API_URL.value()
     assert url, "the Prefect test harness set no API URL"
     return url
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[PythonJudge]:
+    """One default ``PythonJudge`` for a test module, closed after it, as a run shares one.
+
+    A judge starts sandbox workers and the ruff and mypy daemons on first use: a new one
+    in each test cost ~1-2 s of CPU per test (most of test_loop_routing's time). Tests
+    about a judge's own start, limits or close build their own. (tests/sandbox keeps its
+    own ``judge``, with tighter limits and its bubblewrap assertion.)
+    """
+    from critiquebench.judges import PythonJudge
+
+    instance = PythonJudge()
+    try:
+        yield instance
+    finally:
+        instance.close()
