@@ -60,17 +60,20 @@ FILE_COST_S: dict[str, int] = {
     "tests/unit/loop/test_own_loop.py": 25,
     "tests/unit/loop/test_arms.py": 16,
     "tests/unit/pipeline/test_escalation_records.py": 15,
-    # not yet measured (they ran last, after the measured run's cut-off): estimated from
-    # what they start (a Prefect server and a CLI run, a real model, a Ray or Dask cluster)
-    "tests/integration/test_deployment.py": 300,
-    "tests/integration/test_local_model.py": 300,
-    "tests/integration/test_ray_runner.py": 300,
-    "tests/integration/test_interrupt_resume.py": 250,
-    "tests/integration/test_resume_after_kill.py": 200,
-    "tests/integration/test_secrets.py": 200,
-    "tests/integration/test_incomplete_run.py": 150,
-    "tests/integration/test_run_like.py": 150,
-    "tests/integration/test_local_critic.py": 100,
+    # ran last in that run, at load ~10-15 (the load had fallen): measured
+    "tests/integration/test_deployment.py": 262,
+    "tests/integration/test_incomplete_run.py": 206,
+    "tests/integration/test_json_suite_run.py": 150,
+    "tests/integration/test_local_critic.py": 134,
+    "tests/integration/test_interrupt_resume.py": 128,
+    "tests/integration/test_resume_after_kill.py": 123,
+    "tests/integration/test_markdown_run.py": 86,
+    "tests/integration/test_run_like.py": 83,
+    "tests/integration/test_local_model.py": 83,
+    # not measured (the run was cut off): estimated from what they start (a Ray cluster;
+    # a CLI run with its own temporary Prefect server)
+    "tests/integration/test_ray_runner.py": 250,
+    "tests/integration/test_secrets.py": 150,
 }
 """Seconds one xdist worker spent in each slow file (module set-up included), measured in
 a full run on a 2-core machine at load ~20, so only their order matters. Unlisted files
