@@ -13,10 +13,83 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from critiquebench.runtime.prefect_env import PREFECT_DEFAULTS
+
+if TYPE_CHECKING:
+    from critiquebench.judges import PythonJudge
+
+
+FILE_COST_S: dict[str, int] = {
+    # measured
+    "tests/integration/test_dask_runner.py": 1073,
+    "tests/integration/test_quality.py": 574,
+    "tests/unit/cli/test_project.py": 530,
+    "tests/integration/test_planted_rates.py": 407,
+    "tests/integration/test_ab_matrix_flow.py": 327,
+    "tests/integration/test_object_store.py": 301,
+    "tests/integration/test_progress_cli.py": 214,
+    "tests/unit/analysis/test_canary_rate.py": 195,
+    "tests/integration/test_html_report.py": 164,
+    "tests/integration/test_humaneval_feedback.py": 155,
+    "tests/integration/test_notebook.py": 118,
+    "tests/unit/judges/test_static_life.py": 115,
+    "tests/unit/cli/test_machine_output.py": 112,
+    "tests/integration/test_run_views.py": 111,
+    "tests/integration/test_selftest.py": 78,
+    "tests/integration/test_import_arms.py": 71,
+    "tests/integration/test_prefect_server.py": 68,
+    "tests/unit/judges/test_static_speed.py": 64,
+    "tests/unit/analysis/test_power.py": 56,
+    "tests/unit/analysis/test_one_meaning.py": 47,
+    "tests/sandbox/test_correctness.py": 40,
+    "tests/unit/cli/test_cli_preflight.py": 39,
+    "tests/unit/loop/test_loop_routing.py": 37,
+    "tests/unit/loop/test_critic_arms.py": 36,
+    "tests/unit/pipeline/test_warm_child.py": 36,
+    "tests/unit/analysis/test_paired.py": 35,
+    "tests/unit/analysis/test_bounded_report.py": 34,
+    "tests/unit/loop/test_resample.py": 34,
+    "tests/unit/cli/test_find_runs.py": 33,
+    "tests/test_conftest.py": 33,
+    "tests/sandbox/test_load.py": 31,
+    "tests/unit/judges/test_sql_judge.py": 30,
+    "tests/unit/loop/test_own_loop.py": 25,
+    "tests/unit/loop/test_arms.py": 16,
+    "tests/unit/pipeline/test_escalation_records.py": 15,
+    # ran last in that run, at load ~10-15 (the load had fallen): measured
+    "tests/integration/test_deployment.py": 262,
+    "tests/integration/test_incomplete_run.py": 206,
+    "tests/integration/test_json_suite_run.py": 150,
+    "tests/integration/test_local_critic.py": 134,
+    "tests/integration/test_interrupt_resume.py": 128,
+    "tests/integration/test_resume_after_kill.py": 123,
+    "tests/integration/test_markdown_run.py": 86,
+    "tests/integration/test_run_like.py": 83,
+    "tests/integration/test_local_model.py": 83,
+    # not measured (the run was cut off): estimated from what they start (a Ray cluster;
+    # a CLI run with its own temporary Prefect server)
+    "tests/integration/test_ray_runner.py": 250,
+    "tests/integration/test_secrets.py": 150,
+}
+"""Seconds one xdist worker spent in each slow file (module set-up included), measured in
+a full run on a 2-core machine at load ~20, so only their order matters. Unlisted files
+cost less and keep their collection order after these."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the slowest files first (longest-first scheduling).
+
+    With ``--dist loadfile --no-loadscope-reorder`` (pyproject's addopts) xdist hands out
+    files in this order; by default it orders them by their number of tests, which
+    started the slow one- or two-test files (a CLI run, a Prefect flow, a real model)
+    last, so one worker ran the final of them while the other sat idle. The sort is
+    stable: tests keep their order within a file.
+    """
+    items.sort(key=lambda item: -FILE_COST_S.get(item.nodeid.split("::", 1)[0], 0))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -68,3 +141,21 @@ def prefect_api_url(prefect_harness: None) -> str:
     url: str | None = PREFECT_API_URL.value()
     assert url, "the Prefect test harness set no API URL"
     return url
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[PythonJudge]:
+    """One default ``PythonJudge`` for a test module, closed after it, as a run shares one.
+
+    A judge starts sandbox workers and the ruff and mypy daemons on first use: a new one
+    in each test cost ~1-2 s of CPU per test (most of test_loop_routing's time). Tests
+    about a judge's own start, limits or close build their own. (tests/sandbox keeps its
+    own ``judge``, with tighter limits and its bubblewrap assertion.)
+    """
+    from critiquebench.judges import PythonJudge
+
+    instance = PythonJudge()
+    try:
+        yield instance
+    finally:
+        instance.close()

@@ -49,3 +49,15 @@ def test_a_module_importing_prefect_at_collection_is_refused(tmp_path: Path) -> 
     output = done.stdout + done.stderr
     assert done.returncode == 4, output  # pytest's usage error
     assert "imported Prefect while being collected" in output
+
+
+def test_the_slowest_files_are_collected_first_keeping_each_files_order() -> None:
+    from types import SimpleNamespace
+
+    from tests.conftest import FILE_COST_S, pytest_collection_modifyitems
+
+    slowest = max(FILE_COST_S, key=FILE_COST_S.__getitem__)
+    names = ["tests/a.py::one", f"{slowest}::first", "tests/a.py::two", f"{slowest}::second"]
+    items = [SimpleNamespace(nodeid=name) for name in names]
+    pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert [item.nodeid for item in items] == [names[1], names[3], names[0], names[2]]

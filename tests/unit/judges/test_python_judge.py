@@ -8,15 +8,15 @@ from critiquebench.suites import Check
 from tests.helpers import GOOD_ADD, WRONG_ADD, make_case
 
 
-def test_correct_artifact_has_no_defects() -> None:
-    result = PythonJudge()(make_case(), GOOD_ADD)
+def test_correct_artifact_has_no_defects(judge: PythonJudge) -> None:
+    result = judge(make_case(), GOOD_ADD)
     assert result.passed
     assert result.defects() == 0
     assert result.checks_passed == result.checks_total == 3
 
 
-def test_each_failing_assertion_is_reported_with_expected_and_actual() -> None:
-    result = PythonJudge()(make_case(), WRONG_ADD)
+def test_each_failing_assertion_is_reported_with_expected_and_actual(judge: PythonJudge) -> None:
+    result = judge(make_case(), WRONG_ADD)
     assert result.defects() == 2  # add(1,2) and add(-1,1) fail; add(0,0) passes
     first = result.failures[0]
     assert first.kind == "assertion"
@@ -27,28 +27,28 @@ def test_each_failing_assertion_is_reported_with_expected_and_actual() -> None:
     assert result.defects(frozenset({"feedback"})) == 1
 
 
-def test_syntax_error_is_one_defect_plus_every_check_not_run() -> None:
-    result = PythonJudge()(make_case(), "def add(a, b)\n    return a + b")
+def test_syntax_error_is_one_defect_plus_every_check_not_run(judge: PythonJudge) -> None:
+    result = judge(make_case(), "def add(a, b)\n    return a + b")
     kinds = [failure.kind for failure in result.failures]
     assert kinds == ["syntax", "not_run", "not_run", "not_run"]
     assert result.failures[0].line == 1
 
 
-def test_exception_at_import_is_reported_as_import() -> None:
-    result = PythonJudge()(make_case(), "import not_a_module_xyz\n" + GOOD_ADD)
+def test_exception_at_import_is_reported_as_import(judge: PythonJudge) -> None:
+    result = judge(make_case(), "import not_a_module_xyz\n" + GOOD_ADD)
     assert result.failures[0].kind == "import"
     assert "ModuleNotFoundError" in result.failures[0].message
 
 
-def test_missing_entry_point_is_reported() -> None:
-    result = PythonJudge()(make_case(), "def plus(a, b):\n    return a + b")
+def test_missing_entry_point_is_reported(judge: PythonJudge) -> None:
+    result = judge(make_case(), "def plus(a, b):\n    return a + b")
     assert result.failures[0].kind == "import"
     assert "'add'" in result.failures[0].message
 
 
-def test_exception_inside_a_check_is_an_error_not_a_crash() -> None:
+def test_exception_inside_a_check_is_an_error_not_a_crash(judge: PythonJudge) -> None:
     code = "def add(a, b):\n    if a < 0:\n        raise ValueError('negative')\n    return a + b"
-    result = PythonJudge()(make_case(), code)
+    result = judge(make_case(), code)
     assert [f.kind for f in result.failures] == ["error"]
     assert "ValueError: negative" in result.failures[0].message
 
@@ -83,9 +83,9 @@ def test_run_past_the_wall_clock_is_killed_and_owned_once_a_control_is_healthy()
     assert "canary" in result.failures[0].message
 
 
-def test_candidate_prints_cannot_forge_results() -> None:
+def test_candidate_prints_cannot_forge_results(judge: PythonJudge) -> None:
     code = 'print(\'{"event": "done"}\')\n' + WRONG_ADD
-    result = PythonJudge()(make_case(), code)
+    result = judge(make_case(), code)
     assert result.defects() == 2
 
 

@@ -57,9 +57,9 @@ def test_builtin_arms_are_wired_from_their_feedback_sources() -> None:
 
 
 @pytest.mark.parametrize("name", [name for name, spec in BUILTIN_ARMS.items() if spec.runs_graph])
-def test_compiled_graph_has_the_nodes_the_spec_names(name: str) -> None:
+def test_compiled_graph_has_the_nodes_the_spec_names(judge: PythonJudge, name: str) -> None:
     provider = ScriptedProvider(["x"])
-    deps = LoopDependencies(provider, PythonJudge(), Critic(provider, CriticSettings()))
+    deps = LoopDependencies(provider, judge, Critic(provider, CriticSettings()))
     graph = build_graph(deps, LoopSettings(arm=name))
     assert set(graph.get_graph().nodes) - {"__start__", "__end__"} == set(BUILTIN_ARMS[name].nodes)
 
@@ -83,33 +83,37 @@ class Script:
         return fenced(self.drafts.pop(0))
 
 
-def _run_c(tmp_path: Path, **settings: object) -> Script:
+def _run_c(judge: PythonJudge, tmp_path: Path, **settings: object) -> Script:
     script = Script([BROKEN_ADD, GOOD_ADD], [CRITIQUE, "NO_DEFECTS"])
     provider = ScriptedProvider(responder=script)
     config = RunConfig(arms=("A", "C"), output=tmp_path, run_id="c", **settings)  # type: ignore[arg-type]
-    execute_unit(CASE, Unit(CASE.id, "C", 0), LoopDependencies(provider, PythonJudge()), config)
+    execute_unit(CASE, Unit(CASE.id, "C", 0), LoopDependencies(provider, judge), config)
     return script
 
 
-def test_arm_c_is_critic_only_the_judge_never_reaches_its_fixer(tmp_path: Path) -> None:
-    script = _run_c(tmp_path)
+def test_arm_c_is_critic_only_the_judge_never_reaches_its_fixer(
+    judge: PythonJudge, tmp_path: Path
+) -> None:
+    script = _run_c(judge, tmp_path)
     fix_prompt = script.actor_prompts[1]
     assert "line 1: check it" in fix_prompt  # the critic's finding reaches the fixer...
     assert "[syntax]" not in fix_prompt  # ...the judge's run error does not
     assert "assert add" not in fix_prompt
 
 
-def test_run_error_feedback_setting_shows_run_errors_to_critic_arms(tmp_path: Path) -> None:
-    script = _run_c(tmp_path, run_error_feedback=True)
+def test_run_error_feedback_setting_shows_run_errors_to_critic_arms(
+    judge: PythonJudge, tmp_path: Path
+) -> None:
+    script = _run_c(judge, tmp_path, run_error_feedback=True)
     fix_prompt = script.actor_prompts[1]
     assert "[syntax]" in fix_prompt and "line 1: check it" in fix_prompt
     assert "assert add" not in fix_prompt  # tests still do not feed back
     assert RunConfig(run_error_feedback=True).experiment_settings()["run_error_feedback"]
 
 
-def test_arm_b_still_sees_run_errors() -> None:
+def test_arm_b_still_sees_run_errors(judge: PythonJudge) -> None:
     provider = ScriptedProvider([fenced(BROKEN_ADD), fenced(GOOD_ADD)])
-    run_loop(CASE, LoopDependencies(provider, PythonJudge()), LoopSettings(arm="B"))
+    run_loop(CASE, LoopDependencies(provider, judge), LoopSettings(arm="B"))
     assert "[syntax]" in provider.requests[1][-1].content
 
 
@@ -136,30 +140,27 @@ class RoleRecorder(ScriptedProvider):
         return super().complete(messages, params, schema, context)
 
 
-def test_quorum_reviewer_calls_carry_the_reviewer_role(tmp_path: Path) -> None:
+def test_quorum_reviewer_calls_carry_the_reviewer_role(judge: PythonJudge, tmp_path: Path) -> None:
     block = "```verdict\nagent: reviewer\nfinding: F1 action: KEEP\n```"
     provider = RoleRecorder(Script([WRONG_ADD, GOOD_ADD], [CRITIQUE, "NO_DEFECTS"]), [block])
     config = RunConfig(arms=("A", "D"), output=tmp_path, run_id="d", reviewers=1)
-    rows = execute_unit(
-        CASE, Unit(CASE.id, "D", 0), LoopDependencies(provider, PythonJudge()), config
-    )
+    rows = execute_unit(CASE, Unit(CASE.id, "D", 0), LoopDependencies(provider, judge), config)
     assert provider.roles == ["actor", "critic", "reviewer", "fixer", "critic"]
     assert [row["role"] for row in rows.calls] == provider.roles  # the calls table agrees
 
 
 def test_calls_rows_carry_the_experiment_cost_and_records_keep_originals_apart(
+    judge: PythonJudge,
     tmp_path: Path,
 ) -> None:
     provider = ScriptedProvider([fenced(GOOD_ADD)])
     config = RunConfig(arms=("A",), output=tmp_path, run_id="a")
-    rows = execute_unit(
-        CASE, Unit(CASE.id, "A", 0), LoopDependencies(provider, PythonJudge()), config
-    )
+    rows = execute_unit(CASE, Unit(CASE.id, "A", 0), LoopDependencies(provider, judge), config)
     (row,) = rows.calls
     assert row["experiment_tokens_in"] == row["paid_tokens_in"] > 0  # documented: never null
     outcome = run_loop(
         CASE,
-        LoopDependencies(ScriptedProvider([fenced(GOOD_ADD)]), PythonJudge()),
+        LoopDependencies(ScriptedProvider([fenced(GOOD_ADD)]), judge),
         LoopSettings(arm="A"),
     )
     assert outcome.calls[0].original_tokens_in is None  # not a cache hit: no original
@@ -225,10 +226,12 @@ def test_resuming_a_run_whose_critic_arms_saw_run_errors_is_refused(
     assert differences == (["run_error_feedback: true (run) vs false (now)"] if refused else [])
 
 
-def test_an_arm_fed_only_by_run_errors_halts_visible_clean_when_its_code_runs() -> None:
+def test_an_arm_fed_only_by_run_errors_halts_visible_clean_when_its_code_runs(
+    judge: PythonJudge,
+) -> None:
     runs_only = ArmSpec(name="R", description="run errors only", feedback=frozenset({"run_errors"}))
     assert runs_only.nodes == ("generate", "judge", "fix", "escalate")
     provider = ScriptedProvider([fenced(BROKEN_ADD), fenced(WRONG_ADD)])
-    outcome = run_loop(CASE, LoopDependencies(provider, PythonJudge()), LoopSettings(arm=runs_only))
+    outcome = run_loop(CASE, LoopDependencies(provider, judge), LoopSettings(arm=runs_only))
     assert "[syntax]" in provider.requests[1][-1].content  # the run error fed back
     assert outcome.halt == "visible_clean" and outcome.final.defects > 0  # failed tests never did

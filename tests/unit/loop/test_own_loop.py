@@ -65,15 +65,17 @@ def test_a_langgraph_loop_runs_as_an_arm_through_the_pipeline(tmp_path: Path) ->
     assert mine.n == 4 and mine.mean_calls == 2.0 and mine.halts == {"own_loop": 4}
 
 
-def _unit(arm: str, answers: list[str], tmp_path: Path) -> dict[str, object]:
+def _unit(judge: PythonJudge, arm: str, answers: list[str], tmp_path: Path) -> dict[str, object]:
     config = RunConfig(arms=("A", arm), output=tmp_path, run_id="own")
-    deps = LoopDependencies(ScriptedProvider([fenced(a) for a in answers]), PythonJudge())
+    deps = LoopDependencies(ScriptedProvider([fenced(a) for a in answers]), judge)
     rows = execute_unit(CASE, Unit(CASE.id, config.arm_names[1], 0), deps, config)
     return {"case": rows.case, "calls": rows.calls, "attempts": rows.attempts}
 
 
-def test_the_answer_is_the_loops_last_attempt_not_the_best_one(tmp_path: Path) -> None:
-    rows = _unit(f"{LOOPS}:draft_and_recheck", [GOOD_ADD, WRONG_ADD], tmp_path)
+def test_the_answer_is_the_loops_last_attempt_not_the_best_one(
+    judge: PythonJudge, tmp_path: Path
+) -> None:
+    rows = _unit(judge, f"{LOOPS}:draft_and_recheck", [GOOD_ADD, WRONG_ADD], tmp_path)
     case = rows["case"]
     assert isinstance(case, dict)
     assert case["arm"] == f"{LOOPS}:draft_and_recheck"  # no NAME=: the reference names it
@@ -90,9 +92,9 @@ def test_the_answer_is_the_loops_last_attempt_not_the_best_one(tmp_path: Path) -
     ],
 )  # fmt: skip
 def test_a_loop_that_fails_leaves_an_infrastructure_error_never_defects(
-    loop: str, error: str, tmp_path: Path
+    judge: PythonJudge, loop: str, error: str, tmp_path: Path
 ) -> None:
-    rows = _unit(f"bad={LOOPS}:{loop}", [GOOD_ADD], tmp_path)
+    rows = _unit(judge, f"bad={LOOPS}:{loop}", [GOOD_ADD], tmp_path)
     case = rows["case"]
     assert isinstance(case, dict)
     assert case["error"] == error and case["passed"] is False and case["halt_reason"] == "error"
@@ -107,14 +109,14 @@ def _install_entry_point(site: Path, name: str, target: str) -> None:
 
 
 def test_an_installed_entry_point_names_an_arm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    judge: PythonJudge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with pytest.raises(ValueError, match="unknown arm 'recheck'"):
         RunConfig(arms=("A", "recheck"))
     _install_entry_point(tmp_path / "site", "recheck", f"{LOOPS}:draft_and_recheck")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     assert "recheck" in available_arms()
-    rows = _unit("recheck", [WRONG_ADD, GOOD_ADD], tmp_path / "out")
+    rows = _unit(judge, "recheck", [WRONG_ADD, GOOD_ADD], tmp_path / "out")
     case = rows["case"]
     assert isinstance(case, dict)
     assert case["arm"] == "recheck" and case["passed"] is True and case["halt_reason"] == "own_loop"
@@ -196,12 +198,12 @@ def test_calls_of_an_own_loop_belong_to_the_unit_and_keep_their_roles() -> None:
     ("feedback", "shown"), [("visible", "feedback"), ("all", "feedback,heldout,heldout")]
 )
 def test_a_loop_sees_neither_the_reference_nor_checks_a_fixer_could_not(
-    feedback: str, shown: str, tmp_path: Path
+    judge: PythonJudge, feedback: str, shown: str, tmp_path: Path
 ) -> None:
     case = CASE.model_copy(update={"reference_solution": GOOD_ADD})
     arm = f"{LOOPS}:answers_from_what_it_sees"
     config = RunConfig(arms=("A", arm), output=tmp_path, run_id="own", feedback=feedback)
-    deps = LoopDependencies(ScriptedProvider([]), PythonJudge())
+    deps = LoopDependencies(ScriptedProvider([]), judge)
     rows = execute_unit(case, Unit(case.id, config.arm_names[1], 0), deps, config)
     (attempt,) = rows.attempts
     assert repr(shown) in str(attempt["artifact"])  # not the reference solution

@@ -81,7 +81,7 @@ def test_a_critic_arm_turns_a_false_trigger_into_a_right_decision(arm: str) -> N
     assert roles.count("critic") == 2 and roles.count("fixer") == 1
 
 
-def test_a_python_critic_prompt_is_unchanged() -> None:
+def test_a_python_critic_prompt_is_unchanged(judge: PythonJudge) -> None:
     prompts: list[tuple[str, str]] = []
     drafts, critiques = (
         [WRONG_ADD, GOOD_ADD],
@@ -96,7 +96,7 @@ def test_a_python_critic_prompt_is_unchanged() -> None:
 
     settings = LoopSettings(arm="C")
     provider = ScriptedProvider(responder=respond)
-    deps = LoopDependencies(provider, PythonJudge(), Critic(provider, settings.critic))
+    deps = LoopDependencies(provider, judge, Critic(provider, settings.critic))
     case = make_case()
     outcome = run_loop(case, deps, settings)
     assert outcome.final.defects == 0

@@ -30,17 +30,17 @@ DRAFT = "def add(a, b):\n    return 5"
 SECOND = "def add(a, b):\n    result = a * b\n    return result"
 
 
-def _escalated(answers: list[str], prompt: str = LONG_PROMPT) -> LoopOutcome:
+def _escalated(judge: PythonJudge, answers: list[str], prompt: str = LONG_PROMPT) -> LoopOutcome:
     case = Case(id="t/add", prompt=prompt, entry_point="add", checks=CHECKS)
     provider = ScriptedProvider([fenced(a) for a in answers])
-    deps = LoopDependencies(provider=provider, judge=PythonJudge())
+    deps = LoopDependencies(provider=provider, judge=judge)
     outcome = run_loop(case, deps, LoopSettings(retry_limit=1))
     assert outcome.escalated and outcome.escalation is not None
     return outcome
 
 
-def test_the_summary_cuts_the_request_between_words() -> None:
-    outcome = _escalated([DRAFT, SECOND])
+def test_the_summary_cuts_the_request_between_words(judge: PythonJudge) -> None:
+    outcome = _escalated(judge, [DRAFT, SECOND])
     assert outcome.escalation is not None
     asked = outcome.escalation.summary[0].removeprefix("asked: ")
     assert len(asked) <= 100 and asked.endswith("…")
@@ -63,8 +63,8 @@ def test_a_code_stub_is_summarised_by_its_docstring_not_its_imports() -> None:
     assert "import" not in line and len(line) <= 100
 
 
-def test_the_record_says_which_checks_the_loop_could_see() -> None:
-    text = escalation_markdown("t/add", _escalated([DRAFT, SECOND]))
+def test_the_record_says_which_checks_the_loop_could_see(judge: PythonJudge) -> None:
+    text = escalation_markdown("t/add", _escalated(judge, [DRAFT, SECOND]))
     seen, _, rest = text.partition("Held out from the loop (measured only):")
     # Within attempt 0, feedback line 1 is listed as seen, held-out line 1 as held out.
     attempt0 = seen.split("## Attempt 0")[1]
@@ -75,8 +75,10 @@ def test_the_record_says_which_checks_the_loop_could_see() -> None:
     assert "(feedback check)" not in held
 
 
-def test_the_record_shows_the_unified_diff_from_first_draft_to_final_attempt() -> None:
-    text = escalation_markdown("t/add", _escalated([DRAFT, SECOND]))
+def test_the_record_shows_the_unified_diff_from_first_draft_to_final_attempt(
+    judge: PythonJudge,
+) -> None:
+    text = escalation_markdown("t/add", _escalated(judge, [DRAFT, SECOND]))
     assert "+1 -" not in text  # no bare line counts any more
     overall = text.split("## Diff: first draft to final attempt (attempt 1)")[1]
     block = overall.split("```diff\n")[1].split("```")[0]
@@ -92,8 +94,8 @@ def test_the_record_shows_the_unified_diff_from_first_draft_to_final_attempt() -
     assert "Diff versus attempt 0:" in text.split("## Attempt 1")[1]
 
 
-def test_an_unchanged_attempt_says_so() -> None:
-    text = escalation_markdown("t/add", _escalated([DRAFT, DRAFT]))
+def test_an_unchanged_attempt_says_so(judge: PythonJudge) -> None:
+    text = escalation_markdown("t/add", _escalated(judge, [DRAFT, DRAFT]))
     assert "No change versus attempt 0." in text
 
 
@@ -115,8 +117,8 @@ def _tokens(text: str) -> list[Token]:
     return tokens
 
 
-def test_candidate_text_cannot_rewrite_the_record() -> None:
-    outcome = _escalated([HOSTILE, HOSTILE_TOO])
+def test_candidate_text_cannot_rewrite_the_record(judge: PythonJudge) -> None:
+    outcome = _escalated(judge, [HOSTILE, HOSTILE_TOO])
     attempts = tuple(
         dataclasses.replace(attempt, artifact=f"{attempt.artifact}\n# {FORGERY}")
         for attempt in outcome.attempts

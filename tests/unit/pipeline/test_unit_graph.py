@@ -21,9 +21,9 @@ def _measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k not in _TIMING} for row in rows]
 
 
-def _run_three(tmp_path: Path) -> list[tuple[Any, ...]]:
+def _run_three(judge: PythonJudge, tmp_path: Path) -> list[tuple[Any, ...]]:
     provider = ScriptedProvider([fenced(WRONG_ADD), fenced(GOOD_ADD)] * 3)
-    deps = LoopDependencies(provider, PythonJudge())
+    deps = LoopDependencies(provider, judge)
     config = RunConfig(arms=("A", "B"), output=tmp_path, run_id="g")
     found = []
     for rep in range(3):
@@ -33,7 +33,7 @@ def _run_three(tmp_path: Path) -> list[tuple[Any, ...]]:
 
 
 def test_units_of_an_arm_compile_its_graph_once_with_the_same_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    judge: PythonJudge, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     builds: list[str] = []
 
@@ -43,9 +43,9 @@ def test_units_of_an_arm_compile_its_graph_once_with_the_same_rows(
 
     monkeypatch.setattr(_units, "build_graph", counted)
     _units._compiled.cache_clear()
-    shared = _run_three(tmp_path / "shared")
+    shared = _run_three(judge, tmp_path / "shared")
     assert builds == ["B"]  # one compile for three units of arm B
     # The same units, each on a graph of its own, give the same rows.
     monkeypatch.setattr(_units, "_compiled", lambda deps, spec: None)
-    assert _run_three(tmp_path / "fresh") == shared
+    assert _run_three(judge, tmp_path / "fresh") == shared
     assert [case[0]["halt_reason"] for case, _, _ in shared] == ["visible_clean"] * 3
