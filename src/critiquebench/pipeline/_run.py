@@ -39,7 +39,8 @@ from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._schema import SCHEMA_VERSION, RunStatus, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
-from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
+from critiquebench.pipeline._unit import Unit
+from critiquebench.pipeline._units import execute_unit, expand_matrix
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
