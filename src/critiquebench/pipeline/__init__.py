@@ -62,7 +62,6 @@ if TYPE_CHECKING:
         RunIncomplete,
         RunInterrupted,
         RunPlan,
-        RunStatus,
         UnitTally,
         UnitWritten,
         batch_label,
@@ -82,10 +81,12 @@ if TYPE_CHECKING:
         TABLES,
         TRANSCRIPT_CHAR_LIMIT,
         Column,
+        RunStatus,
         arrow_schema,
     )
     from critiquebench.pipeline._store import ResultStore, atomic_write_text
-    from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
+    from critiquebench.pipeline._unit import Unit
+    from critiquebench.pipeline._units import UnitRows, execute_unit, expand_matrix
 
 _RUN = (
     "finish_run",
@@ -98,7 +99,6 @@ _RUN = (
     "RunIncomplete",
     "RunInterrupted",
     "RunPlan",
-    "RunStatus",
     "UnitTally",
     "UnitWritten",
     "batch_label",
@@ -115,13 +115,15 @@ _LAZY = {
             "TABLES",
             "TRANSCRIPT_CHAR_LIMIT",
             "Column",
+            "RunStatus",
             "arrow_schema",
         ),
         "_schema",
     ),
     **dict.fromkeys(("ResultStore", "atomic_write_text"), "_store"),
     **dict.fromkeys(_RUN, "_run"),
-    **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
+    "Unit": "_unit",
+    **dict.fromkeys(("UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 

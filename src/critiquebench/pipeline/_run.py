@@ -12,7 +12,7 @@ import platform
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from critiquebench.judges import (
     DEFAULT_JUDGE,
@@ -36,16 +36,14 @@ from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
 from critiquebench.pipeline._location import parquet_files
 from critiquebench.pipeline._preflight import preflight
-from critiquebench.pipeline._schema import SCHEMA_VERSION, config_row
+from critiquebench.pipeline._schema import SCHEMA_VERSION, RunStatus, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
-from critiquebench.pipeline._units import Unit, execute_unit, expand_matrix
+from critiquebench.pipeline._unit import Unit
+from critiquebench.pipeline._units import execute_unit, expand_matrix
 from critiquebench.suites import Case
 
 _log = logging.getLogger(__name__)
-
-RunStatus = Literal["running", "completed", "incomplete", "failed", "interrupted"]
-"""Status of a start of a run, as the ``runs`` table records it (see its schema)."""
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,7 @@ import json
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 import pyarrow as pa
 from upath import UPath
@@ -91,6 +91,9 @@ from critiquebench.judges import FAILURE_KINDS, STATIC_KINDS, TEST_KINDS
 from critiquebench.pipeline._config import RunConfig
 
 SCHEMA_VERSION = 9
+
+RunStatus = Literal["running", "completed", "incomplete", "failed", "interrupted"]
+"""Status of a start of a run, as the ``runs`` table records it (its ``status`` column)."""
 
 TRANSCRIPT_CHAR_LIMIT = 16_000
 """Most characters kept of one message or reply in ``transcripts`` (head and tail)."""

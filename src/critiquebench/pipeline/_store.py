@@ -18,7 +18,8 @@ from critiquebench.pipeline._location import Root, parquet_files, put_bytes, rea
 from critiquebench.pipeline._schema import arrow_schema
 
 if TYPE_CHECKING:  # _units imports the loop (LangGraph); the store only reads these
-    from critiquebench.pipeline._units import Unit, UnitRows
+    from critiquebench.pipeline._unit import Unit
+    from critiquebench.pipeline._units import UnitRows
 
 _UNIT_TABLES = ("cases", "attempts", "calls", "transcripts")
 

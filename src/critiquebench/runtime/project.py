@@ -112,3 +112,11 @@ def default_prefect_home(environ: Mapping[str, str] | None = None) -> Path:
         return found / PREFECT_DIR
     state = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "critiquebench" / "prefect"
+
+
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """This user's cache of files that depend only on the installed packages, not on a
+    project: ``$XDG_CACHE_HOME/critiquebench`` (``~/.cache/critiquebench`` by default)."""
+    env = os.environ if environ is None else environ
+    cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "critiquebench"

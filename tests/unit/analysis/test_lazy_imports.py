@@ -24,6 +24,21 @@ print("scipy" in sys.modules)
     assert done.stdout.split("\n")[:2] == ["[]", "True"]
 
 
+def test_the_report_and_the_quality_suites_load_no_langgraph() -> None:
+    # `report` and `check` name units and run statuses; the loop's graph is for running.
+    script = """
+import sys
+from critiquebench.analysis import build_report, write_reports
+import critiquebench.quality._suites
+print(sorted(m for m in ("langgraph", "langchain_core") if m in sys.modules))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_every_public_name_resolves_to_its_module_s_object() -> None:
     for name in analysis.__all__:
         value = getattr(analysis, name)

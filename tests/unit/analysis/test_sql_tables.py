@@ -43,3 +43,41 @@ def test_the_answer_is_the_one_every_table_gives(output: Path) -> None:
     table, _ = query_table(output, query + " ORDER BY 1")
     assert full and table.row_count == len(full)
     assert [str(cell) for cell in table.columns[1].cells] == [str(n) for _, n in full]
+
+
+def test_an_empty_table_has_the_columns_and_types_of_its_arrow_schema(tmp_path: Path) -> None:
+    # The empty tables are made in SQL (no pandas); they must read as the Arrow schema would.
+    import duckdb
+    import pyarrow as pa
+
+    from critiquebench.analysis.views._views import _empty_source
+    from critiquebench.pipeline import arrow_schema
+
+    connection = duckdb.connect()
+    for table in READABLE_TABLES:
+        connection.register("arrow_empty", pa.Table.from_pylist([], schema=arrow_schema(table)))
+        expected = connection.execute("DESCRIBE SELECT * FROM arrow_empty").fetchall()
+        made = connection.execute(f"DESCRIBE SELECT * FROM {_empty_source(table)}").fetchall()
+        assert made == expected, table
+        assert connection.execute(f"SELECT count(*) FROM {_empty_source(table)}").fetchall() == [
+            (0,)
+        ]
+        connection.unregister("arrow_empty")
+
+
+def test_a_query_of_one_table_loads_no_pandas(output: Path) -> None:
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from pathlib import Path
+from critiquebench.analysis import query_table
+query_table(Path({str(output)!r}), "SELECT count(*) FROM cases", max_rows=5)
+print("pandas" in sys.modules)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

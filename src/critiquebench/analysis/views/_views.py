@@ -54,6 +54,23 @@ _DUCKDB_TYPES = {
     pa.bool_(): "BOOLEAN",
     pa.string(): "VARCHAR",
 }
+_TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+
+def _empty_source(table: str) -> str:
+    """A query giving ``table``'s columns, typed as DuckDB reads its Arrow schema, and no rows.
+
+    Plain SQL rather than an empty Arrow table registered with DuckDB: DuckDB imports
+    pandas when it is handed any Python object, and a ``sql`` query leaves every table
+    it does not read empty. Measured gain: ``import pandas`` (0.5 CPU-s) per ``sql``
+    command; one query of ``cases`` took 1.84 -> 1.37 CPU-s on a 328-unit run and
+    4.31 -> 3.36 on a 3,280-unit one (medians of 3 interleaved pairs, load 19-23).
+    """
+    types = {**_DUCKDB_TYPES, _TIMESTAMP: "TIMESTAMP WITH TIME ZONE"}
+    columns = ", ".join(
+        f'CAST(NULL AS {types[field.type]}) AS "{field.name}"' for field in arrow_schema(table)
+    )
+    return f"(SELECT {columns} LIMIT 0)"
 
 
 def _with_missing_columns(connection: duckdb.DuckDBPyConnection, table: str, source: str) -> str:
@@ -209,12 +226,7 @@ def _define(
             _define_remote(connection, kind, table, listing)
             continue
         if not listing:
-            empty = pa.Table.from_pylist([], schema=arrow_schema(table))
-            connection.register(f"_{table}_empty", empty)
-            _create(connection, kind, table, f"_{table}_empty")
-            if kind == "TABLE":
-                # The copy holds the columns; the registered Arrow table is no longer needed.
-                connection.unregister(f"_{table}_empty")
+            _create(connection, kind, table, _empty_source(table))
             continue
         paths = ", ".join(sql_literal(str(path)) for path in listing)
         try:
