@@ -114,9 +114,11 @@ def default_prefect_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(state) / "critiquebench" / "prefect"
 
 
-def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """This user's cache of files that depend only on the installed packages, not on a
-    project: ``$XDG_CACHE_HOME/critiquebench`` (``~/.cache/critiquebench`` by default)."""
+def local_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The call cache's folder (``default_cache_dir``) when it is on this machine, for
+    files that only save work (they stay inside the project, not in the user's home);
+    None when the call cache is an object-store URL."""
     env = os.environ if environ is None else environ
-    cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "critiquebench"
+    if "://" in env.get(CACHE_VARIABLE, ""):
+        return None
+    return default_cache_dir(env)
