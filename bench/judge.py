@@ -19,7 +19,10 @@ of a run whose model calls are slow (``bench/pipeline.py --api-bound``).
 
 ``--modes`` adds the older comparison on the fallback fences and cold/warm passes,
 ``--naive`` the full judge against a fresh ``pytest``, ``ruff`` and ``mypy`` process
-per attempt (issue 14's target: >= 15x).
+per attempt (issue 14's target: >= 15x), ``--mypy`` mypy's cost per answer three ways:
+a batch ``mypy`` process per answer (warm cache), mypy's daemon (``dmypy``'s ``check``,
+run in this process so its CPU is counted exactly) and the checker's update loop
+(``judges/static/_mypy_loop.py``).
 
 Run: .venv/bin/python bench/judge.py
 """
@@ -209,6 +212,79 @@ def threaded(threads: int, attempts: int | None = None, rounds: int = 2) -> floa
     return max(rates)
 
 
+def mypy_per_answer(count: int = 60, batch_count: int = 12) -> None:
+    """CPU and wall time per answer of batch mypy, dmypy's check and the update loop,
+    on the same fresh texts (comments blanked, as the checker gives them to mypy)."""
+    from mypy.dmypy_server import Server, process_start_options
+
+    from critiquebench.judges import StaticChecker, StaticSettings
+    from critiquebench.judges.static._checker import _cpu_seconds, blank_comments
+
+    cases = load_suite("humaneval")
+    work = [(case, make(case)) for case in cases for make in (_canonical, _broken)]
+    texts = [blank_comments(text) for _, text in _fresh(work[:count], 7)]
+    with tempfile.TemporaryDirectory(prefix="mypy-per-answer-") as name:
+        folder = Path(name)
+        (folder / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+        flags = ["--config-file", str(folder / "mypy.ini"), "--cache-dir", str(folder / "cache")]
+        flags += MYPY_FLAGS
+        # Batch: a fresh process per answer; its cache is warmed by the first run.
+        for index, text in enumerate(texts[: batch_count + 1]):
+            path = folder / f"batch_{index}.py"
+            path.write_text(text, encoding="utf-8")
+            command = [sys.executable, "-m", "mypy", *flags, str(path)]
+            subprocess.run(command, capture_output=True, check=False)
+            if index == 0:
+                before, started = os.times(), time.perf_counter()
+        batch_wall = (time.perf_counter() - started) / batch_count
+        after = os.times()
+        batch_cpu = (after.children_user + after.children_system
+                     - before.children_user - before.children_system) / batch_count  # fmt: skip
+        # dmypy's check, the daemon's own code, in this process.
+        server = Server(process_start_options(flags, allow_sources=False), str(folder / "st"))
+        (folder / "src").mkdir()
+
+        def dmypy(index: int, text: str) -> None:
+            path = folder / "src" / f"c_{index}.py"
+            path.write_text(text, encoding="utf-8")
+            server.cmd_check([str(path)], False, False, 80)
+            path.unlink()
+
+        # Both servers first read every text once (other module names, other comments),
+        # so the standard library's modules the answers import are loaded: a run's state.
+        warm = [blank_comments(text) for _, text in _fresh(work[:count], 8)]
+        for index, text in enumerate(["", *warm]):
+            dmypy(-1 - index, text)
+        cpu, started = time.process_time(), time.perf_counter()
+        for index, text in enumerate(texts):
+            dmypy(index, text)
+        dmypy_cpu = (time.process_time() - cpu) / len(texts)
+        dmypy_wall = (time.perf_counter() - started) / len(texts)
+        # The update loop, asked by the checker (the loop's CPU from /proc, plus ours).
+        checker = StaticChecker(StaticSettings(lint=False, cache_dir=folder / "cache"))
+        for text in warm:
+            checker._mypy(text)
+        daemon = checker._slot.daemon
+        assert daemon is not None
+        loop_start = _cpu_seconds(daemon.pid)
+        cpu, started = time.process_time(), time.perf_counter()
+        for text in texts:
+            checker._mypy(text)
+        loop_wall = (time.perf_counter() - started) / len(texts)
+        time.sleep(0.2)  # the last removal, done after the answer
+        loop_cpu = ((_cpu_seconds(daemon.pid) or 0.0) - (loop_start or 0.0)
+                    + time.process_time() - cpu) / len(texts)  # fmt: skip
+        checker.close()
+    print(f"mypy per answer (HumanEval canonical + broken, fresh), load average"
+          f" {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"  batch mypy process: {1000 * batch_cpu:7.1f} ms CPU {1000 * batch_wall:7.1f} ms wall"
+          f" ({batch_count} answers)")  # fmt: skip
+    print(f"  dmypy check:        {1000 * dmypy_cpu:7.1f} ms CPU {1000 * dmypy_wall:7.1f} ms wall"
+          f" (server side only, {len(texts)} answers)")  # fmt: skip
+    print(f"  update loop:        {1000 * loop_cpu:7.1f} ms CPU {1000 * loop_wall:7.1f} ms wall"
+          f" (loop + asking, {len(texts)} answers)")  # fmt: skip
+
+
 def _canonical(case: Case) -> str:
     return case.reference_solution
 
@@ -264,3 +340,5 @@ if __name__ == "__main__":
         main()
     if "--naive" in sys.argv:
         full_versus_naive(load_suite("humaneval"))
+    if "--mypy" in sys.argv:
+        mypy_per_answer()

