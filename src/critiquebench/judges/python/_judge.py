@@ -216,9 +216,11 @@ def probe_sandbox(judge: PythonJudge | None = None) -> str:
     in the log and the runs table instead of silently assumed.
     """
     judge = judge or PythonJudge()
-    if judge.static is not None:
-        # The mypy daemon starts while the probe's sandbox worker starts, not after it.
-        threading.Thread(target=judge.static.warm, name="mypy-warm", daemon=True).start()
+    # Its answer's static check starts ruff's server and then the mypy daemon, beside the
+    # sandbox worker. (The daemon was also started on a thread of its own, beside ruff's
+    # server: no gain was found. A 2-unit library run ended 16.8 s after its start with that
+    # thread and 17.0 s without, 3.7 and 3.5 CPU-s, 3 alternated runs at load 20-28 on 2
+    # cores, bench/fixed_cost.py; the probe alone took 5.1 s with it and 4.6 s without.)
     probe = Case(
         id="sandbox-probe",
         prompt="",
