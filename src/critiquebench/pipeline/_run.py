@@ -191,9 +191,10 @@ def warm_start(config: RunConfig) -> Future[str]:
     Measured gain (``bench/fixed_cost.py``, a 2-unit run, 3 alternated runs each on
     2 cores at load 19-20, with the server spawned before the judges' import): the
     first unit began 39.7 s after the command started instead of 43.9 s, the flow's
-    ``start_run`` taking 2.0 s instead of 5.4 s. Without it, the head start it replaces
-    (removed with an import circle, 409a576) cost a 2-unit run 2-3.5 s on a quieter
-    machine (16-17.5 s with, 19.5 s without): over 5% of a 1,000-unit run's ~31 s.
+    ``start_run`` taking 2.0 s instead of 5.4 s; the whole 2-unit run (128 s at that
+    load) waited on the quality check's child either way. The head start it replaces
+    (removed with an import circle, 409a576) saved a 2-unit run 2-3.5 s on a quieter
+    machine (16-17.5 s with it, 19.5 s without): over 5% of a 1,000-unit run's ~31 s.
     """
     return in_thread(functools.partial(_warmed, config.provider_settings()), "run-warm-start")
 
