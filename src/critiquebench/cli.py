@@ -43,8 +43,6 @@ from critiquebench.runtime.project import default_output, default_prefect_home
 from critiquebench.suites import SuiteFormatError
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from critiquebench._cli._design import DesignNote
     from critiquebench.analysis import PriceTable, RunReport, StoredPrices
     from critiquebench.suites import Case
@@ -368,7 +366,7 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
     """Run the flow for ``config`` (whose preflight found ``cases``), then print the
     report and the files written; ``resume`` is the command that resumes it."""
     from critiquebench._cli._interrupt import INTERRUPTED_EXIT
-    from critiquebench.pipeline import RunInterrupted, stop_requested
+    from critiquebench.pipeline import stop_requested
     from critiquebench.runtime.prefect_env import configure_prefect_environment
 
     if stop_requested(config.output, config.run_id):  # Ctrl-C during the checks
@@ -378,10 +376,14 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
 
     # Prefect's temporary server cannot create its database in a missing folder.
     configure_prefect_environment(default_prefect_home()).mkdir(parents=True, exist_ok=True)
-    design = _design_ahead(config, cases)
-    # The temporary Prefect API starts first, so its start-up overlaps the imports.
+    # The temporary Prefect API starts first, so its start-up overlaps the imports and the
+    # judge's start (its sandbox worker, mypy daemon and ruff server: ``warm_start``).
     with local_prefect_api() as server:
-        from critiquebench.pipeline import RunIncomplete
+        from critiquebench.pipeline import RunIncomplete, RunInterrupted, warm_start
+
+        warm_start(config)
+        # Computed while the server starts (it is not waited for yet): no thread needed.
+        note = _design(config, cases)
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
 
         console.print(
@@ -390,7 +392,6 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         )
         if server.process is None:
             console.print(f"Prefect API: {server.api_url} (already running)")
-        note = design.result() if design is not None else None
         if note is not None:
             console.print(note.line(), markup=False, highlight=False, soft_wrap=True)
         problem: Exception | None = None
@@ -434,19 +435,19 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
         raise typer.Exit(code=1)
 
 
-def _design_ahead(config: RunConfig, cases: list[Case]) -> Future[DesignNote | None] | None:
-    """Whether the design can decide (``design_note``), computed on a thread while the
-    Prefect API starts; None for a run with no arm compared with the baseline."""
+def _design(config: RunConfig, cases: list[Case]) -> DesignNote | None:
+    """Whether the design can decide (``design_note``; about a CPU-second); None for a
+    run with no arm compared with the baseline.
+
+    Not on a thread of its own (as it was until issue 25's rule): ``run`` computes it
+    after Prefect's temporary server was spawned and before waiting for it, so it
+    overlaps the server's start-up (seconds) as the thread did.
+    """
     if len(config.arm_names) < 2 or not cases:
         return None
-    from functools import partial
-
     from critiquebench._cli._design import compared_cases, design_note
-    from critiquebench.runtime.background import in_thread
 
-    n_cases = compared_cases(cases)
-    work = partial(design_note, n_cases, config.reps, config.retry_limit, config.target)
-    return in_thread(work, "design-power", daemon=True)
+    return design_note(compared_cases(cases), config.reps, config.retry_limit, config.target)
 
 
 def _has_results(config: RunConfig) -> bool:

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         start_run,
         tally_units,
         unit_batches,
+        warm_start,
     )
     from critiquebench.pipeline._schema import (
         LEGACY_COLUMNS,
@@ -105,6 +106,7 @@ _RUN = (
     "dependencies_for",
     "PreparedStart",
     "prepare_start",
+    "warm_start",
 )
 _LAZY = {
     **dict.fromkeys(
@@ -199,4 +201,5 @@ __all__ = [
     "summarize_run",
     "tally_units",
     "unit_batches",
+    "warm_start",
 ]
