@@ -29,6 +29,12 @@ from critiquebench.pipeline._config import (
     StoreField,
     new_run_id,
 )
+from critiquebench.pipeline._layout import (
+    UNIT_TABLES,
+    batch_prefix,
+    live_files,
+    unit_key,
+)
 from critiquebench.pipeline._location import (
     Root,
     StoreURLError,
@@ -56,7 +62,10 @@ from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, st
 from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from critiquebench.pipeline._compaction import Compacted, compact_run
     from critiquebench.pipeline._run import (
+        FLUSH_AFTER_S,
+        BatchWriter,
         PreparedStart,
         RunEnd,
         RunIncomplete,
@@ -88,6 +97,8 @@ if TYPE_CHECKING:
     from critiquebench.pipeline._units import Unit, UnitRows, execute_unit, expand_matrix
 
 _RUN = (
+    "FLUSH_AFTER_S",
+    "BatchWriter",
     "finish_run",
     "landed_units",
     "run_unit",
@@ -121,6 +132,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("ResultStore", "atomic_write_text"), "_store"),
     **dict.fromkeys(_RUN, "_run"),
+    **dict.fromkeys(("Compacted", "compact_run"), "_compaction"),
     **dict.fromkeys(("Unit", "UnitRows", "execute_unit", "expand_matrix"), "_units"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
@@ -128,6 +140,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 __all__ = [
     "DIED",
     "EXECUTION_FIELDS",
+    "FLUSH_AFTER_S",
     "LATEST",
     "LEGACY_COLUMNS",
     "RUNNERS",
@@ -135,7 +148,10 @@ __all__ = [
     "SIDE_TABLES",
     "TABLES",
     "TRANSCRIPT_CHAR_LIMIT",
+    "UNIT_TABLES",
+    "BatchWriter",
     "Column",
+    "Compacted",
     "ConfigMismatchError",
     "MissingBaselineError",
     "PreparedStart",
@@ -162,6 +178,7 @@ __all__ = [
     "arrow_schema",
     "atomic_write_text",
     "batch_label",
+    "batch_prefix",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -169,6 +186,7 @@ __all__ = [
     "check_same_experiment",
     "check_sandbox",
     "clear_stop",
+    "compact_run",
     "dependencies_for",
     "execute_unit",
     "expand_matrix",
@@ -176,6 +194,7 @@ __all__ = [
     "is_remote",
     "landed_units",
     "like_settings",
+    "live_files",
     "new_run_id",
     "owner_json",
     "owner_path",
@@ -197,4 +216,5 @@ __all__ = [
     "summarize_run",
     "tally_units",
     "unit_batches",
+    "unit_key",
 ]

@@ -7,7 +7,6 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from critiquebench.loop import (
 )
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
+from critiquebench.pipeline._layout import unit_key
 from critiquebench.pipeline._transcripts import transcript_rows
 from critiquebench.suites import Case
 
@@ -43,15 +43,7 @@ class Unit:
     @property
     def key(self) -> str:
         """A file-name-safe, unique name for the unit."""
-        return f"{_safe(self.case_id)}__{_safe(self.arm, keep_plain=True)}__r{self.rep}"
-
-
-def _safe(text: str, *, keep_plain: bool = False) -> str:
-    """``text`` as a file-name part: a slug and a digest (plain names kept as they are)."""
-    if keep_plain and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text):
-        return text
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60]
-    return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        return unit_key(self.case_id, self.arm, self.rep)
 
 
 @dataclass(frozen=True)
