@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -82,8 +83,11 @@ app(sys.argv[1:])
 """
 
 
-def _python(code: str, *args: str) -> tuple[float, str, str]:
+def _python(code: str, *args: str) -> tuple[float, float, str, str]:
+    """Run ``code`` in a fresh interpreter: its wall and CPU seconds (user + system of
+    it and every child it waited for), stdout and stderr."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False
@@ -91,7 +95,9 @@ def _python(code: str, *args: str) -> tuple[float, str, str]:
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):  # check/report exit 1 on a failed gate, still measured
         raise RuntimeError(f"{args}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    return wall, done.stdout, done.stderr
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout, done.stderr
 
 
 def _peak(stderr: str) -> float:
@@ -111,9 +117,10 @@ def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float
     """Run ``size`` units (rounded up to whole reps of ``cases`` cases x arms) into
     ``output`` and time the readers."""
     reps = math.ceil(size / (cases * len(ARMS)))
-    _, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
+    _, run_cpu, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
     run = json.loads(out.strip().splitlines()[-1])
     found: dict[str, float] = {
+        "run_cpu": run_cpu,
         "units": run["units"], "run_s": run["wall_s"], "run_mib": run["peak_mib"],
         "compact_s": run["compact_s"], "written": run["written"], "files": _files(output),
     }  # fmt: skip
@@ -123,8 +130,9 @@ def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float
         "sql": ["sql", "SELECT count(*) FROM cases", "--output", output, "--run", "scale"],
     }
     for name, args in commands.items():
-        wall, _, err = _python(CLI, *args)
+        wall, cpu, _, err = _python(CLI, *args)
         found[f"{name}_s"] = wall
+        found[f"{name}_cpu"] = cpu
         found[f"{name}_mib"] = _peak(err)
     return found
 
@@ -156,6 +164,7 @@ def main() -> None:
             f"{m['check_mib']:.0f}/{m['sql_mib']:.0f}",
             flush=True,
         )
+        print(json.dumps(m), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
