@@ -12,6 +12,12 @@ they go to ``superseded/<unit>/<stamp>/<table>.parquet`` and out of the tables.
 
 Only batch and part files are compacted: a unit's own file (runs of earlier versions)
 stays as it is, so its columns, whatever schema version wrote them, are never rewritten.
+
+Measured (``bench/scale.py``, 1,312 units of a simulated model on 2 shared cores, two
+rounds against a file per unit, load 14-27): files written 5,282 -> 362 (39 left after
+the compaction, which took 3-7 s); CPU seconds of ``report`` 12.5/8.3 -> 7.4/5.7,
+``check`` 16.7/11.3 -> 12.7/10.1, one ``sql`` query 3.3/2.5 -> 2.0/1.3, the run itself
+41/41 -> 24/21 (fewer, larger writes).
 """
 
 from __future__ import annotations
