@@ -17,9 +17,9 @@ Measured (``bench/scale.py``, 1,312 units of a simulated model on 2 shared cores
 rounds against a file per unit, load 14-27): files written 5,282 -> 362 (39 left after
 the compaction, which took 3-7 s); CPU seconds of ``report`` 12.5/8.3 -> 7.4/5.7,
 ``check`` 16.7/11.3 -> 12.7/10.1, one ``sql`` query 3.3/2.5 -> 2.0/1.3, the run itself
-41/41 -> 24/21 (fewer, larger writes). At 10,168 units (load 9-14): 2,832 files
-written, 293 left, compaction 18.6 s; report 30.7 s wall (10.4 CPU), check 26.5 s
-(12.6), sql 5.2 s (1.9).
+41/41 -> 24/21 (fewer, larger writes). At 10,168 units (one round, load 5-14):
+files 40,960 -> 2,832 written (293 left, compaction 18.6 s); CPU seconds of report
+33.6 -> 10.4 (peak 1,016 -> 601 MiB), check 25.2 -> 12.6, sql 8.9 -> 1.9, run 157 -> 101.
 """
 
 from __future__ import annotations
