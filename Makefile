@@ -79,8 +79,10 @@ lint: venv
 	$(BIN)/mypy
 
 # The cluster test runs last, in a pytest process of its own: in a full run sharing a
-# worker process with the other files, all its units failed (cause not yet found; alone,
-# or after the other store tests, it passes).
+# worker process with the other files, all its units failed (cause not yet found; alone
+# it passes). Also failed in one process after test_dask_runner, test_object_store,
+# test_shared_cache, test_ray_runner, test_prefect_server and test_standing_server:
+# there the units finished but the report's child process read no rows from S3.
 test: venv lint browser
 	$(BIN)/pytest $(PYTEST_ARGS) -m "not own_process"
 	$(BIN)/pytest -n 0 -m own_process

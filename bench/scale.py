@@ -3,12 +3,15 @@ simulated model (HumanEval x arms A, B x reps), through the library loop.
 
 For each size, in fresh processes and a fresh output folder (no call cache):
 
-- run: ``start_run``, ``run_unit`` on ``--workers`` threads, ``finish_run``;
+- run: ``start_run``, batches of units (``unit_batches``, each written by a
+  ``BatchWriter``) on ``--workers`` threads as the flow runs them, ``compact_run``,
+  ``finish_run``;
 - report, check, sql: the CLI commands a user runs next on the finished run
   (``sql`` with one query counting the cases).
 
-Printed per size: units, wall seconds of each step, files written under the run,
-and the peak memory (``VmHWM``, see critiquebench.peak_memory) of every process.
+Printed per size: units, wall seconds of each step (the compaction's apart), files
+written under the run before the compaction and left after it, and the peak memory
+(``VmHWM``, see critiquebench.runtime.peak_memory) of every process.
 ``--output`` puts the runs on another store (e.g. ``s3://bucket/scale``); the local
 default is a temporary folder removed at the end.
 
@@ -22,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,8 +39,11 @@ ARMS = ("A", "B")
 RUN = r"""
 import json, sys, time
 from concurrent.futures import ThreadPoolExecutor
-from critiquebench.peak_memory import peak_rss_mib
-from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
+from critiquebench.runtime.peak_memory import peak_rss_mib
+from critiquebench.pipeline import (
+    BatchWriter, RunConfig, batch_prefix, compact_run, finish_run, run_unit, start_run,
+    unit_batches,
+)
 output, reps, workers, cases = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 config = RunConfig.model_validate({
     "suite": "humaneval", "limit": cases, "arms": "A,B", "reps": reps,
@@ -45,24 +52,42 @@ config = RunConfig.model_validate({
 })
 started = time.perf_counter()
 plan = start_run(config)
+
+def run_batch(numbered):
+    index, batch = numbered
+    with BatchWriter(config, batch_prefix(plan.invocation, index)) as writer:
+        for case, unit in batch:
+            run_unit(case, unit, config, writer)
+
+# As the flow does: batches of units (one task each), then one compaction.
 with ThreadPoolExecutor(workers) as pool:
-    list(pool.map(lambda work: run_unit(*work, config), plan.work))
+    list(pool.map(run_batch, enumerate(unit_batches(plan.work, workers))))
+units_s = time.perf_counter() - started
+run_dir = config.output / "scale"
+written = sum(1 for path in run_dir.rglob("*") if path.is_file())
+compacting = time.perf_counter()
+compact_run(config.output, "scale")
+compact_s = time.perf_counter() - compacting
 end = finish_run(plan, failed=0)
-print(json.dumps({"units": plan.planned, "status": end.status,
+print(json.dumps({"units": plan.planned, "status": end.status, "units_s": units_s,
+                  "compact_s": compact_s, "written": written,
                   "wall_s": time.perf_counter() - started, "peak_mib": peak_rss_mib()}))
 """
 
 CLI = r"""
 import atexit, json, sys
-from critiquebench.peak_memory import peak_rss_mib
+from critiquebench.runtime.peak_memory import peak_rss_mib
 atexit.register(lambda: print("PEAK " + json.dumps(peak_rss_mib()), file=sys.stderr))
 from critiquebench.cli import app
 app(sys.argv[1:])
 """
 
 
-def _python(code: str, *args: str) -> tuple[float, str, str]:
+def _python(code: str, *args: str) -> tuple[float, float, str, str]:
+    """Run ``code`` in a fresh interpreter: its wall and CPU seconds (user + system of
+    it and every child it waited for), stdout and stderr."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=False
@@ -70,7 +95,9 @@ def _python(code: str, *args: str) -> tuple[float, str, str]:
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):  # check/report exit 1 on a failed gate, still measured
         raise RuntimeError(f"{args}: exit {done.returncode}\n{done.stderr[-2000:]}")
-    return wall, done.stdout, done.stderr
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout, done.stderr
 
 
 def _peak(stderr: str) -> float:
@@ -90,11 +117,12 @@ def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float
     """Run ``size`` units (rounded up to whole reps of ``cases`` cases x arms) into
     ``output`` and time the readers."""
     reps = math.ceil(size / (cases * len(ARMS)))
-    _, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
+    _, run_cpu, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
     run = json.loads(out.strip().splitlines()[-1])
     found: dict[str, float] = {
+        "run_cpu": run_cpu,
         "units": run["units"], "run_s": run["wall_s"], "run_mib": run["peak_mib"],
-        "files": _files(output),
+        "compact_s": run["compact_s"], "written": run["written"], "files": _files(output),
     }  # fmt: skip
     commands = {
         "report": ["report", "scale", "--output", output],
@@ -102,8 +130,9 @@ def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float
         "sql": ["sql", "SELECT count(*) FROM cases", "--output", output, "--run", "scale"],
     }
     for name, args in commands.items():
-        wall, _, err = _python(CLI, *args)
+        wall, cpu, _, err = _python(CLI, *args)
         found[f"{name}_s"] = wall
+        found[f"{name}_cpu"] = cpu
         found[f"{name}_mib"] = _peak(err)
     return found
 
@@ -117,7 +146,10 @@ def main() -> None:
     options = parser.parse_args()
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.1f} on {os.cpu_count()} cores")
-    header = "units | files | run s | report s | check s | sql s | peak MiB run/report/check/sql"
+    header = (
+        "units | files written / left | run s (compaction s) | report s | check s | sql s "
+        "| peak MiB run/report/check/sql"
+    )
     print(header)
     for size in options.sizes:
         with tempfile.TemporaryDirectory(prefix="cb-scale-") as folder:
@@ -126,11 +158,13 @@ def main() -> None:
                 output = f"{options.output.rstrip('/')}/{size}"
             m = measure(size, output, options.workers, options.cases)
         print(
-            f"{m['units']:,.0f} | {m['files']:,.0f} | {m['run_s']:.1f} | {m['report_s']:.1f} | "
+            f"{m['units']:,.0f} | {m['written']:,.0f} / {m['files']:,.0f} | {m['run_s']:.1f} "
+            f"({m['compact_s']:.1f}) | {m['report_s']:.1f} | "
             f"{m['check_s']:.1f} | {m['sql_s']:.1f} | {m['run_mib']:.0f}/{m['report_mib']:.0f}/"
             f"{m['check_mib']:.0f}/{m['sql_mib']:.0f}",
             flush=True,
         )
+        print(json.dumps(m), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -29,6 +29,8 @@ from critiquebench.pipeline import (
     RunPlan,
     StoreField,
     batch_label,
+    batch_prefix,
+    compact_run,
     finish_run,
     landed_units,
     start_run,
@@ -65,19 +67,24 @@ def _run_batches(
     """Run the plan's work as batch tasks (see ``unit_batches``); units that raised,
     worker pids.
 
-    Each batch is one task run in the Prefect UI, named after its units; every unit's
-    rows land in Parquet as soon as it finishes, whatever its batch. Progress counts
-    those rows (``landed_units``), once a second: a batch of 16 units would otherwise
-    show none of them until its last one ends.
+    Each batch is one task run in the Prefect UI, named after its units, and writes
+    one file per table (``BatchWriter``). Progress counts the units of those files
+    (``landed_units``), once a second.
     """
     logger = get_run_logger()
     config, work = plan.config, plan.work
     batches = unit_batches(work, config.max_concurrency)
     futures = {
         runner.submit(
-            run_units_task, {"work": batch, "config": config, "label": batch_label(batch)}
+            run_units_task,
+            {
+                "work": batch,
+                "config": config,
+                "label": batch_label(batch),
+                "prefix": batch_prefix(plan.invocation, index),
+            },
         ): len(batch)
-        for batch in batches
+        for index, batch in enumerate(batches)
     }
     failed, shown = 0, -1
     workers: set[int] = set()
@@ -181,6 +188,9 @@ def _run_and_check(
     assert isinstance(progress_id, UUID)
     with started(units_runner) as runner, UnitProgress(total, time.monotonic) as progress:
         failed, workers = _run_batches(runner, plan, progress, progress_id)
+    # One part per table before anything reads the run: the check and the report then
+    # open a few files instead of one per batch.
+    compact_run(config.output, config.run_id)
     if stop_requested(config.output, config.run_id):
         # Interrupted: record it and stop; checking and reporting a part of the matrix
         # would print a verdict that looks final.

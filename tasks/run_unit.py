@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from critiquebench.pipeline import RunConfig, Unit, run_unit, stop_requested
+from critiquebench.pipeline import BatchWriter, RunConfig, Unit, run_unit, stop_requested
+from critiquebench.pipeline._layout import new_batch_prefix
 from critiquebench.suites import Case
 
 
@@ -46,26 +47,31 @@ class BatchDone:
 
 
 @task(name="run-units", task_run_name="{label}", cache_policy=NO_CACHE, persist_result=False)
-def run_units_task(work: list[tuple[Case, Unit]], config: RunConfig, label: str) -> BatchDone:
+def run_units_task(
+    work: list[tuple[Case, Unit]], config: RunConfig, label: str, prefix: str | None = None
+) -> BatchDone:
     """Run a batch of units one after another (``label`` names them in the Prefect UI).
 
-    Each unit's rows are written as soon as it finishes, as with one task per unit,
-    and a unit that raises is logged and counted without stopping the rest. Once the
-    run is asked to stop (Ctrl-C), units not yet started are left for a resume.
+    The batch's rows are written as one file per table (``BatchWriter``, its files
+    named after ``prefix``, e.g. ``batch_prefix(invocation, index)``), when it ends or
+    sooner should its units be slow. A unit that raises is logged and counted without
+    stopping the rest. Once the run is asked to stop (Ctrl-C), units not yet started
+    are left for a resume, and those finished are written.
     """
     logger = get_run_logger()
     done: list[UnitDone] = []
     failed: list[str] = []
-    for case, unit in work:
-        if stop_requested(config.output, config.run_id):
-            break
-        try:
-            written = run_unit(case, unit, config)
-        except Exception as exc:  # one broken unit must not stop the others
-            logger.error("unit %s failed: %s", unit.key, exc)
-            failed.append(f"{unit.key}: {exc}")
-            continue
-        if written.error is not None:
-            logger.warning("unit %s not finished: %s", unit.key, written.error)
-        done.append(UnitDone(written.unit, os.getpid(), written.error))
+    with BatchWriter(config, prefix or new_batch_prefix()) as batch:
+        for case, unit in work:
+            if stop_requested(config.output, config.run_id):
+                break
+            try:
+                written = run_unit(case, unit, config, batch)
+            except Exception as exc:  # one broken unit must not stop the others
+                logger.error("unit %s failed: %s", unit.key, exc)
+                failed.append(f"{unit.key}: {exc}")
+                continue
+            if written.error is not None:
+                logger.warning("unit %s not finished: %s", unit.key, written.error)
+            done.append(UnitDone(written.unit, os.getpid(), written.error))
     return BatchDone(tuple(done), tuple(failed))

@@ -310,7 +310,7 @@ def _checked_execute(config: RunConfig, ci: CiOptions) -> None:
     """Check ``config`` before any work, then run it with Ctrl-C handled."""
     from critiquebench._cli._interrupt import resume_command, stop_on_interrupt
 
-    resume = resume_command(config.run_id, config.output, default_output())
+    resume = resume_command(config.run_id, config.output, store_root(default_output()))
     with stop_on_interrupt(config.output, config.run_id, resume):
         try:
             check_baseline(config)

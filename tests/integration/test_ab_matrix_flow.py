@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from critiquebench.analysis import arm_summaries, connect, read_report
-from critiquebench.pipeline import RunConfig
-from tests.helpers import hollow_then_fixed_replay
+from critiquebench.pipeline import RunConfig, Unit
+from tests.helpers import drop_unit, hollow_then_fixed_replay, written_identities
 from tests.integration.lazy_flow import run_ab_matrix
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -63,9 +63,8 @@ def test_rerun_with_the_same_run_id_resumes_without_duplicates(
     output = tmp_path / "runs"  # a copy: the shared run stays as the flow left it
     shutil.copytree(finished.output / "flow-1", output / "flow-1")
     config = finished.model_copy(update={"output": output})
-    cases_dir = output / "flow-1" / "cases"
-    lost = sorted(cases_dir.glob("*.parquet"))[0]
-    lost.unlink()  # as if the process died before this unit's cases row landed
+    lost = sorted(written_identities(output / "flow-1"))[0]
+    drop_unit(output / "flow-1", Unit(*lost))  # as if its batch never landed
     run_ab_matrix(config)
     db = connect(output)
     assert db.execute(

@@ -116,6 +116,21 @@ def _config(output: str | Path, cache: str | Path, run_id: str, **execution: Any
     )  # fmt: skip
 
 
+def _run_or_explain(config: RunConfig) -> dict[str, Any]:
+    """The flow's outcome; an incomplete run fails the test with each unit's error, which
+    the flow's message alone (a count) does not say."""
+    from critiquebench.pipeline import RunIncomplete
+
+    try:
+        return run_ab_matrix(config)
+    except RunIncomplete as incomplete:
+        errors = connect(config.output, [config.run_id]).execute(
+            "SELECT case_id, arm, rep, error FROM cases WHERE error IS NOT NULL ORDER BY ALL"
+        )
+        listed = "\n".join(" ".join(map(str, row)) for row in errors.fetchall())
+        pytest.fail(f"{incomplete}\nunits' errors:\n{listed}")
+
+
 def test_share_nothing_workers_on_s3_match_a_local_thread_run(
     server: S3Server, workers: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,8 +138,8 @@ def test_share_nothing_workers_on_s3_match_a_local_thread_run(
 
     for name, value in server.environment().items():
         monkeypatch.setenv(name, value)
-    local = run_ab_matrix(_config(tmp_path / "runs", tmp_path / "cache", "threads-1"))
-    remote = run_ab_matrix(
+    local = _run_or_explain(_config(tmp_path / "runs", tmp_path / "cache", "threads-1"))
+    remote = _run_or_explain(
         _config(
             "s3://cluster/runs", "s3://cluster/cache", "cluster-1",
             task_runner="dask", dask_address=workers,

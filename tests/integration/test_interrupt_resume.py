@@ -17,6 +17,7 @@ import pytest
 from critiquebench.pipeline import ResultStore
 from critiquebench.suites import load_suite
 from critiquebench.testing import StubModelServer, solver_responder
+from tests.helpers import written_units
 
 pytestmark = pytest.mark.slow
 CLI = str(Path(sys.executable).with_name("critiquebench"))
@@ -30,7 +31,7 @@ def test_ctrl_c_records_interrupted_and_resume_finishes_the_rest(
     tmp_path: Path, prefect_api_url: str
 ) -> None:
     env = _environment(tmp_path, prefect_api_url)
-    cases_dir = tmp_path / "out" / "stop-1" / "cases"
+    run_dir = tmp_path / "out" / "stop-1"
     with StubModelServer(solver_responder(load_suite("basic", limit=6)), latency_s=0.3) as stub:
         command = [
             CLI, "run", "--suite", "basic", "--limit", "6", "--arms", "A,B", "--no-cache",
@@ -44,7 +45,7 @@ def test_ctrl_c_records_interrupted_and_resume_finishes_the_rest(
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 240
-            while len(list(cases_dir.glob("*.parquet"))) < 2:
+            while written_units(run_dir) < 2:
                 assert first.poll() is None, first.communicate()[1][-2000:]
                 assert time.monotonic() < deadline, "no unit landed before the deadline"
                 time.sleep(0.05)
@@ -62,8 +63,8 @@ def test_ctrl_c_records_interrupted_and_resume_finishes_the_rest(
         assert "Verdict" not in out  # no report on part of the matrix
         rows = ResultStore(tmp_path / "out").run_rows("stop-1")
         assert rows[-1]["status"] == "interrupted"
-        landed = {path.name for path in cases_dir.glob("*.parquet")}
-        assert 2 <= len(landed) < 12
+        landed = written_units(run_dir)
+        assert 2 <= landed < 12
 
         listed = subprocess.run(
             [CLI, "list", "--output", "out", "--format", "json"], cwd=tmp_path, env=env,
@@ -78,8 +79,6 @@ def test_ctrl_c_records_interrupted_and_resume_finishes_the_rest(
         assert second.returncode == 0, second.stderr[-3000:]
     rows = ResultStore(tmp_path / "out").run_rows("stop-1")
     assert rows[-1]["status"] == "completed"
-    assert rows[-1]["units_skipped"] == len(landed)  # what landed before Ctrl-C was kept
-    assert len(list(cases_dir.glob("*.parquet"))) == 12
-    assert "progress: " in second.stderr and f"{12 - len(landed)}/{12 - len(landed)}" in (
-        second.stderr
-    )
+    assert rows[-1]["units_skipped"] == landed  # what landed before Ctrl-C was kept
+    assert written_units(run_dir) == 12
+    assert "progress: " in second.stderr and f"{12 - landed}/{12 - landed}" in second.stderr

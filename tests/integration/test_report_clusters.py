@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from critiquebench.analysis import (
     SelftestSettings,
     build_report,
@@ -14,14 +12,11 @@ from critiquebench.analysis import (
     run_experiment,
 )
 from critiquebench.pipeline import Unit
+from tests.helpers import set_case_columns
 
 
 def _mark_failed(output: Path, run_id: str, unit: Unit) -> None:
-    path = output / run_id / "cases" / f"{unit.key}.parquet"
-    table = pq.read_table(path)
-    column = table.schema.get_field_index("error")
-    failed = table.set_column(column, table.schema.field(column), [["provider failed"]])
-    pq.write_table(failed, path)
+    set_case_columns(output / run_id, unit, error="provider failed")
 
 
 def test_reps_are_clustered_and_failed_units_are_no_pairs(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from critiquebench.analysis import connect
 from critiquebench.models import CallCache
 from critiquebench.suites import load_suite
 from critiquebench.testing import StubModelServer, solver_responder
+from tests.helpers import written_identities, written_units
 
 pytestmark = pytest.mark.slow
 CLI = str(Path(sys.executable).with_name("critiquebench"))
@@ -44,7 +45,7 @@ def _environment(tmp_path: Path, api_url: str) -> dict[str, str]:
 def test_killed_run_resumes_without_losing_or_repeating_work(
     tmp_path: Path, prefect_api_url: str
 ) -> None:
-    cases_dir = tmp_path / "out" / "killed-1" / "cases"
+    run_dir = tmp_path / "out" / "killed-1"
     with StubModelServer(solver_responder(load_suite("basic", limit=6)), latency_s=0.3) as stub:
         first = subprocess.Popen(
             _command(stub.url), cwd=tmp_path, env=_environment(tmp_path, prefect_api_url),
@@ -52,14 +53,14 @@ def test_killed_run_resumes_without_losing_or_repeating_work(
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 180
-            while len(list(cases_dir.glob("*.parquet"))) < 4:
+            while written_units(run_dir) < 4:
                 assert first.poll() is None, "the run ended before it could be killed"
                 assert time.monotonic() < deadline, "no progress before the deadline"
                 time.sleep(0.05)
         finally:
             os.killpg(first.pid, signal.SIGKILL)  # the CLI and its children, at once
             first.wait()
-        written_before = {path.name for path in cases_dir.glob("*.parquet")}
+        written_before = written_identities(run_dir)
         answered_before = dict(stub.requests)
         # RunConfig.provider_settings puts the call cache here.
         cached_at_kill = len(CallCache(tmp_path / "cache" / "calls.sqlite"))
@@ -74,7 +75,7 @@ def test_killed_run_resumes_without_losing_or_repeating_work(
     db = connect(tmp_path / "out")
     rows = db.execute("SELECT count(*), count(DISTINCT (case_id, arm, rep)) FROM cases").fetchone()
     assert rows == (12, 12)
-    assert written_before <= {path.name for path in cases_dir.glob("*.parquet")}
+    assert written_before <= written_identities(run_dir)
     # A call answered by the server in the instant before the kill may not have reached
     # the cache (the reply was on the wire): only calls in flight then, at most one per
     # worker, may be asked again, and once. Every answer that landed is reused.

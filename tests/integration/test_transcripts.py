@@ -16,11 +16,14 @@ from critiquebench.cli import app
 from critiquebench.pipeline import (
     SCHEMA_VERSION,
     TRANSCRIPT_CHAR_LIMIT,
+    UNIT_TABLES,
     RunConfig,
+    Unit,
     finish_run,
     run_unit,
     start_run,
 )
+from tests.helpers import unit_rows
 from tests.integration.replay_run import build_replay_run
 
 runner = CliRunner()
@@ -77,7 +80,7 @@ def test_transcripts_are_queried_with_sql_and_compressed(replayed: Path) -> None
     assert result.exit_code == 0, result.output
     assert "2 row(s)" in result.output
     files = sorted((replayed / "tr-1" / "transcripts").glob("*.parquet"))
-    assert len(files) == 6  # one per unit, as the other unit tables
+    assert len(files) == 1  # the run's one part, as the other unit tables
     meta = pq.ParquetFile(files[0]).metadata
     assert meta.row_group(0).column(0).compression == "ZSTD"
     assert pq.read_schema(files[0]).metadata[b"schema_version"] == str(SCHEMA_VERSION).encode()
@@ -196,23 +199,20 @@ def test_show_lists_units_and_names_what_exists_when_asked_for_what_does_not(
     assert "no unit case='nope'" in result.output and "arms: A, B" in result.output
 
 
-def _unit_rows(run_dir: Path, key: str) -> dict[str, list[dict[str, object]]]:
-    return {
-        table: pq.read_table(run_dir / table / f"{key}.parquet").to_pylist()
-        for table in ("cases", "attempts", "calls", "transcripts")
-    }
+def _unit_rows(run_dir: Path, unit: Unit) -> dict[str, list[dict[str, object]]]:
+    return {table: unit_rows(run_dir, unit, table) for table in UNIT_TABLES}
 
 
 def test_a_transcript_is_written_before_the_cases_row_and_superseded_with_it(
     replayed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from critiquebench.pipeline import ResultStore, Unit, UnitRows, _store
+    from critiquebench.pipeline import ResultStore, UnitRows, _store, compact_run
 
     store = ResultStore(tmp_path / "runs")
     source = next((replayed / "tr-1" / "cases").glob("*.parquet"))
     row = pq.read_table(source).to_pylist()[0]
     unit = Unit(str(row["case_id"]), str(row["arm"]), int(str(row["rep"])))
-    rows = _unit_rows(replayed / "tr-1", unit.key)
+    rows = _unit_rows(replayed / "tr-1", unit)
     unit_rows = UnitRows(
         case=rows["cases"][0], attempts=rows["attempts"], calls=rows["calls"],
         transcripts=rows["transcripts"],
@@ -228,11 +228,12 @@ def test_a_transcript_is_written_before_the_cases_row_and_superseded_with_it(
     with pytest.raises(OSError):
         store.write_unit("tr-x", unit, unit_rows)
     # the transcript landed, the cases row did not: the unit reads as not written
-    assert (tmp_path / "runs" / "tr-x" / "transcripts" / f"{unit.key}.parquet").exists()
+    assert list((tmp_path / "runs" / "tr-x" / "transcripts").glob("*.parquet"))
     assert store.unit_errors("tr-x") == {}
     monkeypatch.setattr(_store, "write_table", written)
     store.write_unit("tr-x", unit, unit_rows)
     store.write_unit("tr-x", unit, unit_rows)  # a rerun of the unit: the first is kept aside
+    compact_run(tmp_path / "runs", "tr-x")
     aside = tmp_path / "runs" / "tr-x" / "superseded" / unit.key
     kept = list(aside.glob("*/transcripts.parquet"))
     assert len(kept) == 1

@@ -17,11 +17,15 @@ INTERRUPTED_EXIT = 130
 """Exit code of a run stopped by Ctrl-C (128 + SIGINT, what shells report)."""
 
 
-def resume_command(run_id: str, output: Root, default_output: Path) -> str:
+def resume_command(run_id: str, output: Root, default_output: Root) -> str:
     """The command that resumes ``run_id``: ``critiquebench resume RUN`` (and the
     ``--output`` it is under, when that is not the default)."""
     words = ["critiquebench", "resume", run_id]
-    if output.resolve() != default_output.resolve():
+    if isinstance(output, Path) and isinstance(default_output, Path):
+        default = output.resolve() == default_output.resolve()
+    else:
+        default = str(output) == str(default_output)
+    if not default:
         words += ["--output", str(output)]
     return shlex.join(words)
 

@@ -29,6 +29,12 @@ from critiquebench.pipeline._config import (
     StoreField,
     new_run_id,
 )
+from critiquebench.pipeline._layout import (
+    UNIT_TABLES,
+    batch_prefix,
+    live_files,
+    unit_key,
+)
 from critiquebench.pipeline._location import (
     Root,
     StoreURLError,
@@ -56,7 +62,10 @@ from critiquebench.pipeline._stop import clear_stop, request_stop, stop_path, st
 from critiquebench.runtime.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from critiquebench.pipeline._compaction import Compacted, compact_run
     from critiquebench.pipeline._run import (
+        FLUSH_AFTER_S,
+        BatchWriter,
         PreparedStart,
         RunEnd,
         RunIncomplete,
@@ -90,6 +99,8 @@ if TYPE_CHECKING:
     from critiquebench.pipeline._units import UnitRows, execute_unit, expand_matrix
 
 _RUN = (
+    "FLUSH_AFTER_S",
+    "BatchWriter",
     "finish_run",
     "landed_units",
     "run_unit",
@@ -126,12 +137,14 @@ _LAZY = {
     **dict.fromkeys(_RUN, "_run"),
     "Unit": "_unit",
     **dict.fromkeys(("UnitRows", "execute_unit", "expand_matrix"), "_units"),
+    **dict.fromkeys(("Compacted", "compact_run"), "_compaction"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "DIED",
     "EXECUTION_FIELDS",
+    "FLUSH_AFTER_S",
     "LATEST",
     "LEGACY_COLUMNS",
     "RUNNERS",
@@ -139,7 +152,10 @@ __all__ = [
     "SIDE_TABLES",
     "TABLES",
     "TRANSCRIPT_CHAR_LIMIT",
+    "UNIT_TABLES",
+    "BatchWriter",
     "Column",
+    "Compacted",
     "ConfigMismatchError",
     "MissingBaselineError",
     "PreparedStart",
@@ -166,6 +182,7 @@ __all__ = [
     "arrow_schema",
     "atomic_write_text",
     "batch_label",
+    "batch_prefix",
     "check_arms",
     "check_baseline",
     "check_model",
@@ -173,6 +190,7 @@ __all__ = [
     "check_same_experiment",
     "check_sandbox",
     "clear_stop",
+    "compact_run",
     "dependencies_for",
     "execute_unit",
     "expand_matrix",
@@ -180,6 +198,7 @@ __all__ = [
     "is_remote",
     "landed_units",
     "like_settings",
+    "live_files",
     "new_run_id",
     "owner_json",
     "owner_path",
@@ -202,4 +221,5 @@ __all__ = [
     "tally_units",
     "unit_batches",
     "warm_start",
+    "unit_key",
 ]

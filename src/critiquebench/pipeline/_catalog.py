@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from critiquebench.pipeline._layout import live_files, units_in
 from critiquebench.pipeline._location import Root, parquet_files, read_parquet
 
 LATEST = "latest"
@@ -184,7 +185,6 @@ def summarize_run(root: Root, run_id: str) -> RunSummary:
     starts = _starts(run_dir)
     first = read_parquet(run_dir / "runs" / f"{starts[0]}.parquet").to_pylist()[0]
     last = read_parquet(run_dir / "runs" / f"{starts[-1]}.parquet").to_pylist()[0]
-    cases = run_dir / "cases"
     return RunSummary(
         run_id=run_id,
         started_at=first["invocation_started_at"],
@@ -193,6 +193,7 @@ def summarize_run(root: Root, run_id: str) -> RunSummary:
         model=str(last.get("model")),
         arms=str(last.get("arms")),
         units_planned=int(last.get("units_planned") or 0),
-        units_landed=len(parquet_files(cases)),
+        # Counted from the file names: a batch's name carries its units.
+        units_landed=sum(units_in(path.name) for path in live_files(run_dir, ("cases",))["cases"]),
         starts=len(starts),
     )

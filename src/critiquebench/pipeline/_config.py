@@ -209,7 +209,7 @@ class RunConfig(BaseModel):
         description="Run id (default: a new one); an existing id resumes that run.",
     )
     output: StoreField = Field(
-        default_factory=default_output,
+        default_factory=lambda: store_root(default_output()),
         description="Folder or fsspec URL (s3://bucket/prefix) that holds every run "
         f"(default: data/runs of the project, or ${OUTPUT_VARIABLE}).",
     )
@@ -241,7 +241,7 @@ class RunConfig(BaseModel):
     )
     cache: bool = Field(True, description="Answer repeated calls from the call cache.")
     cache_dir: StoreField = Field(
-        default_factory=default_cache_dir,
+        default_factory=lambda: store_root(default_cache_dir()),
         description="Folder or fsspec URL of the call cache (default: data/cache of the "
         f"project, or ${CACHE_VARIABLE}); a URL (s3://bucket/cache) is shared by every "
         "worker of a cluster.",

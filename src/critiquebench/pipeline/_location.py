@@ -13,6 +13,7 @@ with one PUT, and a unit is marked done by its cases row, written last.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Sequence
@@ -99,19 +100,30 @@ def read_parquet_files(paths: Sequence[Root], schema: pa.Schema) -> Any:
 def parquet_files(folder: Root) -> list[Root]:
     """The ``*.parquet`` files directly in ``folder``, sorted by name; none when it is
     missing. Temporary files (``.name.xxxx``) and markers are not listed."""
+    return [folder / name for name in listed_names(folder, ".parquet")]
+
+
+def listed_names(folder: Root, suffix: str) -> list[str]:
+    """Names of the files directly in ``folder`` that end with ``suffix``, sorted; none
+    when it is missing. Temporary files (``.name.xxxx``) are not listed."""
     if isinstance(folder, Path):
         try:
-            names = sorted(entry.name for entry in os.scandir(folder))
+            names = [entry.name for entry in os.scandir(folder)]
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [folder / name for name in names if _is_parquet(name)]
-    try:
-        listed = folder.fs.ls(folder.path, detail=False)
-    except FileNotFoundError:
-        return []
-    names = sorted(str(item).rstrip("/").rsplit("/", 1)[-1] for item in listed)
-    return [folder / name for name in names if _is_parquet(name)]
+    else:
+        try:
+            listed = folder.fs.ls(folder.path, detail=False)
+        except FileNotFoundError:
+            return []
+        names = [str(item).rstrip("/").rsplit("/", 1)[-1] for item in listed]
+    return sorted(name for name in names if name.endswith(suffix) and not name.startswith("."))
 
 
-def _is_parquet(name: str) -> bool:
-    return name.endswith(".parquet") and not name.startswith(".")
+def delete_file(path: Root) -> None:
+    """Delete ``path``; one already gone is fine."""
+    if isinstance(path, Path):
+        path.unlink(missing_ok=True)
+        return
+    with contextlib.suppress(FileNotFoundError):
+        path.fs.rm_file(path.path)

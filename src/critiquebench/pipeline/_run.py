@@ -7,10 +7,11 @@ import datetime as dt
 import functools
 import json
 import logging
-import os
 import platform
 import threading
 from concurrent.futures import Future
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -35,8 +36,10 @@ from critiquebench.models import (
     provider_from_spec,
 )
 from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
+from critiquebench.pipeline._compaction import compact_run
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
-from critiquebench.pipeline._location import parquet_files
+from critiquebench.pipeline._layout import landed_in
+from critiquebench.pipeline._location import listed_names
 from critiquebench.pipeline._preflight import preflight
 from critiquebench.pipeline._schema import SCHEMA_VERSION, RunStatus, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
@@ -149,6 +152,8 @@ class PreparedStart:
     """Keys of every unit of the matrix."""
     sandbox: str
     """The fences of the run's judge, as the probe found them."""
+    retried_keys: frozenset[str] = frozenset()
+    """Keys of the units in ``work`` that an earlier start recorded with an error."""
 
 
 _STARTING = threading.Lock()
@@ -173,6 +178,7 @@ def prepare_start(config: RunConfig, cases: list[Case]) -> PreparedStart:
         retried=sum(1 for _, _, key in keyed if written.get(key)),
         keys=frozenset(key for _, _, key in keyed),
         sandbox=_probed(deps),
+        retried_keys=frozenset(key for _, _, key in keyed if written.get(key)),
     )
 
 
@@ -280,6 +286,9 @@ def start_run(config: RunConfig, cases: list[Case] | None = None) -> RunPlan:
     if not is_full_sandbox(plan.sandbox):
         _log.warning("sandbox is weaker than configured: %s", plan.sandbox)
     store = ResultStore(config.output)
+    # The rows of the units about to be retried go aside now, while no unit runs, so
+    # the tables keep one row per unit, the latest.
+    store.supersede(config.run_id, prepared.retried_keys)
     # Who runs this start: a start left "running" by a process that is gone shows "died".
     owner = owner_json(RunOwner.of_this_process())
     store.write_text(config.run_id, f"{OWNER_FOLDER}/{plan.invocation}.json", owner)
@@ -295,11 +304,72 @@ class UnitWritten:
     error: str | None
 
 
-def run_unit(case: Case, unit: Unit, config: RunConfig) -> UnitWritten:
-    """Run one unit and write its rows at once, so a crash loses only units in flight."""
+def run_unit(
+    case: Case, unit: Unit, config: RunConfig, batch: BatchWriter | None = None
+) -> UnitWritten:
+    """Run one unit and write its rows: at once, or with ``batch``'s next file (a crash
+    then loses only the units of the batch not yet written, see ``BatchWriter``)."""
     rows = execute_unit(case, unit, dependencies_for(config.provider_settings()), config)
-    ResultStore(config.output).write_unit(config.run_id, unit, rows)
+    if batch is None:
+        ResultStore(config.output).write_unit(config.run_id, unit, rows)
+    else:
+        batch.add(unit, rows)
     return UnitWritten(unit, rows.case["error"])
+
+
+FLUSH_AFTER_S = 10.0
+"""Longest a finished unit waits in a batch before its rows are written: what a crash
+can lose beyond the unit running, should each unit take long (a slow model)."""
+
+
+class BatchWriter:
+    """Finished units' rows, written as one file per table (``ResultStore.write_units``)
+    when the batch ends, or sooner once a unit has waited ``flush_after_s``.
+
+    A unit is written (and skipped by a resume) once its batch's cases file exists; a
+    crash loses the units of the batch not yet written. File ``n`` of the batch is
+    named ``<prefix>-c<n>``, the same when a cluster runs the batch again (its worker
+    died), so the rerun overwrites it instead of adding rows.
+    Use it as a context manager: what is left is written when the block ends.
+    """
+
+    def __init__(
+        self,
+        config: RunConfig,
+        prefix: str,
+        flush_after_s: float = FLUSH_AFTER_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = config
+        self.prefix = prefix
+        self.flush_after_s = flush_after_s
+        self._clock = clock
+        self._pending: list[tuple[Unit, UnitRows]] = []
+        self._since = 0.0
+        self._written = 0
+
+    def add(self, unit: Unit, rows: UnitRows) -> None:
+        """Hold ``unit``'s rows; write the batch's file if the oldest waited long enough."""
+        if not self._pending:
+            self._since = self._clock()
+        self._pending.append((unit, rows))
+        if self._clock() - self._since >= self.flush_after_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the units held so far (nothing when none are)."""
+        if not self._pending:
+            return
+        store = ResultStore(self.config.output)
+        store.write_units(self.config.run_id, f"{self.prefix}-c{self._written:03d}", self._pending)
+        self._written += 1
+        self._pending = []
+
+    def __enter__(self) -> BatchWriter:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.flush()
 
 
 MAX_BATCH = 16
@@ -359,11 +429,15 @@ def tally_units(plan: RunPlan) -> UnitTally:
 def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd:
     """Record how this start of the run ended, and the data-quality outcome if checked.
 
+    The run's batch files are compacted first (``compact_run``; nothing to do when the
+    caller did it already, as the flow does before its check).
+
     The status comes from the rows on disk: ``failed`` when the data checks failed,
     ``interrupted`` when units are unfinished because the run was asked to stop
     (``request_stop``), ``incomplete`` when a unit of the matrix has no row or an
     infrastructure error otherwise, ``completed`` otherwise.
     """
+    compact_run(plan.config.output, plan.config.run_id)
     counted = tally_units(plan)
     end = RunEnd(
         run_id=plan.config.run_id,
@@ -387,17 +461,7 @@ def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd
 
 def landed_units(plan: RunPlan) -> int:
     """Units of this start's work whose cases row was written since it began: what
-    the progress line counts, whichever process or batch wrote them."""
+    the progress line counts, whichever process or batch wrote them. One listing: a
+    batch's file names start with the start's invocation and end with its unit count."""
     folder = ResultStore(plan.config.output).table_dir(plan.config.run_id, "cases")
-    keys = {f"{unit.key}.parquet" for _, unit in plan.work}
-    if not isinstance(folder, Path):
-        # An object store: one listing; a unit of this start's work that an earlier
-        # start had written is one that start recorded with an error, retried now.
-        landed = sum(1 for path in parquet_files(folder) if path.name in keys)
-        return max(0, landed - plan.retried)
-    since = plan.started_at.timestamp()
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return 0
-    return sum(1 for e in entries if e.name in keys and e.stat().st_mtime >= since)
+    return landed_in(listed_names(folder, ".parquet"), f"{plan.invocation}-")

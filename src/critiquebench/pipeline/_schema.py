@@ -3,16 +3,21 @@
 Layout under the output folder (default ``data/runs``)::
 
     <run_id>/runs/<invocation>.parquet   one row per start of the run
-    <run_id>/cases/<unit>.parquet        one row per (case, arm, rep) unit
-    <run_id>/attempts/<unit>.parquet     one row per attempt of that unit
-    <run_id>/calls/<unit>.parquet        one row per model call of that unit
-    <run_id>/transcripts/<unit>.parquet  what each call was asked and answered, and the
+    <run_id>/cases/<batch>.parquet       one row per (case, arm, rep) unit of a batch
+    <run_id>/attempts/<batch>.parquet    one row per attempt of those units
+    <run_id>/calls/<batch>.parquet       one row per model call of those units
+    <run_id>/transcripts/<batch>.parquet what each call was asked and answered, and the
                                          feedback each attempt was shown (zstd)
+    <run_id>/compactions/<part>.json     the batch files a compacted part replaces
     <run_id>/superseded/<unit>/<stamp>/  earlier rows of a unit that was rerun after
                                          an infrastructure error (kept, never read)
 
-Every file carries ``run_id``, so a glob over ``*/<table>/*.parquet`` is the table,
-with exactly one cases row per unit: the latest.
+A batch is ``<stamp>-<name>-n<units>``, a compacted part ``<stamp>-part-n<units>``;
+runs written before batches have one file per unit, named by its key. Which files
+count is ``pipeline/_layout.py``'s rule (a batch counts once its cases file exists).
+
+Every file carries ``run_id``; the files ``live_files`` lists are the table, with
+exactly one cases row per unit: the latest.
 
 Version 2 added to ``runs``: ``config_json``, ``experiment_hash``,
 ``stagnation_patience``, ``units_retried``, ``units_errored`` and the status

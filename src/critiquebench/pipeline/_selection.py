@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from critiquebench.pipeline._config import RunConfig
-from critiquebench.pipeline._location import Root, parquet_files, read_parquet
+from critiquebench.pipeline._layout import live_files
+from critiquebench.pipeline._location import Root, read_parquet
 from critiquebench.suites import (
     Case,
     CaseSelection,
@@ -20,7 +21,7 @@ def failed_cases(output: Root, run_id: str) -> frozenset[str]:
     A unit whose infrastructure failed counts as failed: it has no passing answer,
     and leaving it out would let an arm's missing units look like successes.
     """
-    files = parquet_files(output / run_id / "cases")
+    files = live_files(output / run_id, ("cases",))["cases"]
     if not files:
         raise SelectionError(f"--only-failed {run_id}: no run with results at {output / run_id}")
     failed: set[str] = set()

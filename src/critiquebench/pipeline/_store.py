@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import importlib.abc
 import os
@@ -14,14 +13,21 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from critiquebench.pipeline._layout import (
+    UNIT_TABLES,
+    batch_file_name,
+    is_batch_file,
+    live_files,
+    new_batch_prefix,
+    unit_key,
+    utc_stamp,
+)
 from critiquebench.pipeline._location import Root, parquet_files, put_bytes, read_parquet
 from critiquebench.pipeline._schema import arrow_schema
 
 if TYPE_CHECKING:  # _units imports the loop (LangGraph); the store only reads these
     from critiquebench.pipeline._unit import Unit
     from critiquebench.pipeline._units import UnitRows
-
-_UNIT_TABLES = ("cases", "attempts", "calls", "transcripts")
 
 
 def _atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
@@ -34,10 +40,10 @@ def _atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
     handful of folders, and asking each time cost a system call per path part.
     """
     try:
-        handle, temporary = _create_temporary(path)
+        handle, temporary = create_temporary(path)
     except FileNotFoundError:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = _create_temporary(path)
+        handle, temporary = create_temporary(path)
     try:
         try:
             view = memoryview(data)
@@ -65,7 +71,7 @@ def atomic_write_text(path: Root, text: str) -> None:
     write_bytes_atomically(path, text.encode("utf-8"))
 
 
-def _create_temporary(path: Path) -> tuple[int, str]:
+def create_temporary(path: Path) -> tuple[int, str]:
     """A new, empty file beside ``path``, created 0666 so the kernel applies the umask,
     and a descriptor open for writing it; FileNotFoundError when the folder is missing."""
     while True:
@@ -147,33 +153,48 @@ class ResultStore:
         return self.run_dir(run_id) / table
 
     def write_unit(self, run_id: str, unit: Unit, rows: UnitRows) -> None:
-        """Persist one unit; the cases row goes last and marks the unit as written.
+        """Persist one unit at once: a batch of one (see ``write_units``)."""
+        self.write_units(run_id, new_batch_prefix(), [(unit, rows)])
 
-        Rows an earlier start wrote for the unit (an infrastructure error being
-        retried) are moved to ``superseded/`` first, so the tables keep one row per
-        unit, the latest, and nothing written is ever deleted.
+    def write_units(self, run_id: str, prefix: str, units: list[tuple[Unit, UnitRows]]) -> str:
+        """Persist a batch of units as one file per table, named after ``prefix`` and the
+        count (see ``pipeline/_layout.py``); returns the file name.
+
+        The cases file goes last and marks every unit of the batch as written: a crash
+        before it leaves the whole batch to run again, never part of a unit. Rows an
+        earlier start wrote for a unit being retried are set aside when that start
+        begins (``supersede``), so the tables keep one row per unit.
         """
-        name = f"{unit.key}.parquet"
-        self._supersede(run_id, unit)
-        write_table(self.table_dir(run_id, "attempts") / name, "attempts", rows.attempts)
-        write_table(self.table_dir(run_id, "calls") / name, "calls", rows.calls)
-        # Before the cases row, like every table of the unit: a unit that reads as
-        # written has its transcript, and a crash before it leaves the unit to rerun.
-        transcripts = self.table_dir(run_id, "transcripts") / name
-        write_table(transcripts, "transcripts", rows.transcripts)
-        if rows.escalation_record is not None:
-            self.write_text(run_id, f"escalations/{unit.key}.md", rows.escalation_record)
-        write_table(self.table_dir(run_id, "cases") / name, "cases", [rows.case])
+        name = batch_file_name(prefix, len(units))
+        for table in ("attempts", "calls", "transcripts"):
+            rows = [row for _, unit_rows in units for row in getattr(unit_rows, table)]
+            write_table(self.table_dir(run_id, table) / name, table, rows)
+        for unit, unit_rows in units:
+            if unit_rows.escalation_record is not None:
+                self.write_text(run_id, f"escalations/{unit.key}.md", unit_rows.escalation_record)
+        cases = [unit_rows.case for _, unit_rows in units]
+        write_table(self.table_dir(run_id, "cases") / name, "cases", cases)
+        return name
 
-    def _supersede(self, run_id: str, unit: Unit) -> None:
+    def supersede(self, run_id: str, keys: frozenset[str]) -> None:
+        """Set the rows of units ``keys`` aside in ``superseded/`` (never deleted), so
+        that their rerun leaves one row per unit: a unit's own files (the layout of
+        earlier runs) are moved, batches are compacted without those units."""
+        if not keys:
+            return
+        stamp = utc_stamp()
+        for key in sorted(keys):
+            self._supersede_unit_files(run_id, key, stamp)
+        from critiquebench.pipeline._compaction import compact_run
+
+        compact_run(self.root, run_id, exclude=keys)
+
+    def _supersede_unit_files(self, run_id: str, key: str, stamp: str) -> None:
         # The cases row moves first: should this stop half-way, the unit reads as not
         # written (and is run again), never as done with another start's attempts.
-        paths = [self.table_dir(run_id, t) / f"{unit.key}.parquet" for t in _UNIT_TABLES]
-        paths.append(self.run_dir(run_id) / "escalations" / f"{unit.key}.md")
-        if not paths[0].exists():
-            return
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        archive = self.run_dir(run_id) / "superseded" / unit.key / stamp
+        paths = [self.table_dir(run_id, t) / f"{key}.parquet" for t in UNIT_TABLES]
+        paths.append(self.run_dir(run_id) / "escalations" / f"{key}.md")
+        archive = self.run_dir(run_id) / "superseded" / key / stamp
         for path in paths:
             if not path.exists():
                 continue
@@ -188,9 +209,16 @@ class ResultStore:
     def unit_errors(self, run_id: str) -> dict[str, str | None]:
         """Every unit with a cases row: its key and its ``error`` (None: finished)."""
         found: dict[str, str | None] = {}
-        for path in parquet_files(self.table_dir(run_id, "cases")):
-            errors = read_parquet(path, ["error"]).column("error").to_pylist()
-            found[path.stem] = next((e for e in errors if e is not None), None)
+        for path in live_files(self.run_dir(run_id), ("cases",))["cases"]:
+            if not is_batch_file(path.name):  # one unit's file, named by its key
+                errors = read_parquet(path, ["error"]).column("error").to_pylist()
+                found[path.stem] = next((e for e in errors if e is not None), None)
+                continue
+            columns = read_parquet(path, ["case_id", "arm", "rep", "error"]).to_pydict()
+            for case_id, arm, rep, error in zip(
+                columns["case_id"], columns["arm"], columns["rep"], columns["error"], strict=True
+            ):
+                found[unit_key(case_id, arm, rep)] = error
         return found
 
     def finished_units(self, run_id: str) -> set[str]:

@@ -9,9 +9,9 @@ kept (``analysis.render._charts.vega_bundle``) a 328-unit ``report`` went from 6
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
+
+from critiquebench.pipeline._layout import unit_key
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,5 @@ class Unit:
     @property
     def key(self) -> str:
         """A file-name-safe, unique name for the unit."""
-        return f"{_safe(self.case_id)}__{_safe(self.arm, keep_plain=True)}__r{self.rep}"
+        return unit_key(self.case_id, self.arm, self.rep)
 
-
-def _safe(text: str, *, keep_plain: bool = False) -> str:
-    """``text`` as a file-name part: a slug and a digest (plain names kept as they are)."""
-    if keep_plain and re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text):
-        return text
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60]
-    return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"

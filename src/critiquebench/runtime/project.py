@@ -78,14 +78,32 @@ def _setting(variable: str, default: Path, environ: Mapping[str, str] | None) ->
     return project_root(env) / default
 
 
-def default_output(environ: Mapping[str, str] | None = None) -> Path:
-    """``$CRITIQUEBENCH_OUTPUT``, else ``data/runs`` under the project root."""
-    return _setting(OUTPUT_VARIABLE, RUNS_DIR, environ)
+def _store_setting(variable: str, default: Path, environ: Mapping[str, str] | None) -> Path | str:
+    env = os.environ if environ is None else environ
+    if "://" in env.get(variable, ""):
+        return env[variable]  # a URL stays text: Path would make s3://b/p into s3:/b/p
+    return _setting(variable, default, environ)
 
 
-def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$CRITIQUEBENCH_CACHE_DIR``, else ``data/cache`` under the project root."""
-    return _setting(CACHE_VARIABLE, CACHE_DIR, environ)
+def default_output(environ: Mapping[str, str] | None = None) -> Path | str:
+    """``$CRITIQUEBENCH_OUTPUT`` (a folder, or an fsspec URL such as ``s3://bucket/runs``,
+    returned as text), else ``data/runs`` under the project root."""
+    return _store_setting(OUTPUT_VARIABLE, RUNS_DIR, environ)
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path | str:
+    """``$CRITIQUEBENCH_CACHE_DIR`` (a folder or an fsspec URL, as text), else
+    ``data/cache`` under the project root."""
+    return _store_setting(CACHE_VARIABLE, CACHE_DIR, environ)
+
+
+def local_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The cache folder on this machine's disk, for caches only a local process uses
+    (the judge's mypy cache): ``$CRITIQUEBENCH_CACHE_DIR`` unless it names an object
+    store, else ``data/cache`` under the project root."""
+    chosen = default_cache_dir(environ)
+    env = os.environ if environ is None else environ
+    return chosen if isinstance(chosen, Path) else project_root(env) / CACHE_DIR
 
 
 def default_prices(environ: Mapping[str, str] | None = None) -> Path:
@@ -112,13 +130,3 @@ def default_prefect_home(environ: Mapping[str, str] | None = None) -> Path:
         return found / PREFECT_DIR
     state = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "critiquebench" / "prefect"
-
-
-def local_cache_dir(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The call cache's folder (``default_cache_dir``) when it is on this machine, for
-    files that only save work (they stay inside the project, not in the user's home);
-    None when the call cache is an object-store URL."""
-    env = os.environ if environ is None else environ
-    if "://" in env.get(CACHE_VARIABLE, ""):
-        return None
-    return default_cache_dir(env)

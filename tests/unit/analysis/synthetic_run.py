@@ -265,3 +265,8 @@ def write_run(
         rows = _unit_rows(run_id, unit)
         store.write_unit(run_id, Unit(unit.case_id, unit.arm, unit.rep), rows)
     return store.run_dir(run_id)
+
+
+def rows_of(run_id: str, unit: FakeUnit) -> UnitRows:
+    """The table rows ``write_run`` writes for ``unit``."""
+    return _unit_rows(run_id, unit)

@@ -26,7 +26,7 @@ def test_the_bundle_is_kept_and_read_back_unchanged(
 ) -> None:
     made = _charts.vega_bundle()
     kept = _charts.bundle_path()
-    assert kept is not None and kept.parent == fresh_bundle
+    assert kept.parent == fresh_bundle
     assert kept.read_text(encoding="utf-8") == made
     assert "vegaEmbed" in made and "</script" not in made
     assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # no temporary left

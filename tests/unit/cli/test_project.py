@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from critiquebench._cli._interrupt import resume_command
+from critiquebench.pipeline import RunConfig, store_root
 from critiquebench.runtime.project import (
     PACKAGED_PRICES,
     default_cache_dir,
@@ -16,6 +18,7 @@ from critiquebench.runtime.project import (
     default_prefect_home,
     default_prices,
     find_project_root,
+    local_cache_dir,
     project_root,
 )
 from tests.integration.replay_run import build_replay_run
@@ -70,6 +73,25 @@ def test_environment_variables_set_each_path(tmp_path: Path, clean_env: None) ->
     assert default_prices(env) == Path("/p.json")  # named, so used even if missing
     assert default_cache_dir(env) == (tmp_path / "home").resolve() / "data" / "cache"
     assert default_prefect_home(env) == (tmp_path / "home").resolve() / ".prefect"
+
+
+def test_an_output_url_in_the_environment_is_the_store_of_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None
+) -> None:
+    monkeypatch.setenv("CRITIQUEBENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("CRITIQUEBENCH_OUTPUT", "s3://bucket/runs")
+    monkeypatch.setenv("CRITIQUEBENCH_CACHE_DIR", "memory://shared/cache")
+    config = RunConfig(suite="basic", model="sim")
+    assert not isinstance(config.output, Path)  # Path would make it s3:/bucket/runs
+    assert str(config.output) == "s3://bucket/runs"
+    assert str(config.cache_dir) == "memory://shared/cache"
+    assert local_cache_dir() == tmp_path.resolve() / "data" / "cache"  # mypy's stays local
+    assert resume_command("r1", config.output, store_root(default_output())) == (
+        "critiquebench resume r1"
+    )
+    assert resume_command("r1", store_root("s3://other/runs"), config.output).endswith(
+        "--output s3://other/runs"
+    )
 
 
 def test_outside_a_project_prefect_state_goes_to_the_user_state_folder(

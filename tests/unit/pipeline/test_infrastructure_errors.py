@@ -85,6 +85,9 @@ def test_error_rows_are_not_finished_and_a_rerun_supersedes_them(
     store.write_unit("r1", unit, execute_unit(CASE, unit, failing, config))
     assert store.finished_units("r1") == set()
     assert store.unit_errors("r1") == {unit.key: f"provider: actor call failed: {NO_ANSWERS}"}
+    # What a start does before it retries the unit (start_run): set its rows aside.
+    store.supersede("r1", frozenset({unit.key}))
+    assert store.unit_errors("r1") == {}
     working = LoopDependencies(ScriptedProvider([fenced(GOOD_ADD)]), judge)
     store.write_unit("r1", unit, execute_unit(CASE, unit, working, config))
     assert store.finished_units("r1") == {unit.key}

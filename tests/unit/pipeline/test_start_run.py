@@ -3,6 +3,7 @@ own; ``finish_run`` counts the units by their rows."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,13 +13,16 @@ import pytest
 from critiquebench.pipeline import (
     ResultStore,
     RunConfig,
+    Unit,
     dependencies_for,
+    execute_unit,
     finish_run,
     run_unit,
     start_run,
     tally_units,
 )
 from critiquebench.pipeline import _run as run_module
+from critiquebench.suites import Case
 from tests.helpers import hollow_then_fixed_replay
 
 
@@ -55,19 +59,16 @@ def _resumable(tmp_path: Path) -> RunConfig:
     config = _config(tmp_path, "resumed")
     first = start_run(config)
     run_unit(*first.work[0], config)
-    case, unit = first.work[1]
-    store = ResultStore(config.output)
-    run_unit(case, unit, config)
-    errored = store.table_dir(config.run_id, "cases") / f"{unit.key}.parquet"
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(errored)
-    column = table.schema.get_field_index("error")
-    table = table.set_column(column, "error", pa.array(["sandbox down"], pa.string()))
-    pq.write_table(table, errored)
+    _write_errored(config, *first.work[1])
     finish_run(first, failed=0)
     return config
+
+
+def _write_errored(config: RunConfig, case: Case, unit: Unit) -> None:
+    """Run ``unit`` and write its rows as if its sandbox had failed."""
+    rows = execute_unit(case, unit, dependencies_for(config.provider_settings()), config)
+    rows = dataclasses.replace(rows, case={**rows.case, "error": "sandbox down"})
+    ResultStore(config.output).write_unit(config.run_id, unit, rows)
 
 
 def test_the_cases_given_stand_for_the_preflight(
@@ -90,7 +91,11 @@ def test_a_resumed_start_plans_only_what_is_left(tmp_path: Path) -> None:
 def test_finish_run_counts_the_errored_and_missing_units(tmp_path: Path) -> None:
     config = _resumable(tmp_path)
     plan = start_run(config)
-    run_unit(*plan.work[1], config)  # not the errored unit (work[0]); five stay without rows
+    # The unit the first start recorded with an error (work[0]) was set aside to be
+    # retried, so only the finished unit has rows now.
+    assert len(ResultStore(config.output).unit_errors(config.run_id)) == 1
+    run_unit(*plan.work[1], config)
+    _write_errored(config, *plan.work[2])  # five stay without rows, work[0] among them
     counted = tally_units(plan)
     assert (counted.errored, counted.missing) == (1, 5)
     end = finish_run(plan, failed=0)

@@ -82,8 +82,12 @@ def test_only_failed_reruns_the_failed_cases_and_the_run_records_its_selection(
     failed = {row["case_id"] for row in rows if not row["passed"]}
     assert failed and failed != {row["case_id"] for row in rows}  # draft=0.5: some of each
     _run(output, "again", only_failed="first", tags=("easy", "medium", "hard"))
-    rerun = {path.stem.split("__")[0] for path in (output / "again" / "cases").glob("*")}
-    assert len(rerun) == len(failed)
+    rerun = {
+        row["case_id"]
+        for path in (output / "again" / "cases").glob("*.parquet")
+        for row in pq.read_table(path).to_pylist()
+    }
+    assert rerun == failed
     again = pq.read_table(next((output / "again" / "runs").glob("*.parquet"))).to_pylist()[0]
     assert again["only_failed"] == "first" and again["tags"] == "easy,medium,hard"
     assert json.loads(again["config_json"])["only_failed"] == "first"

@@ -287,33 +287,28 @@ def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script with no external requests.
 
     The script defines ``vegaEmbed`` globally. Bundling takes seconds and gives the same
-    bytes for the same vl-convert and Vega-Lite, so the bundle is kept beside the call
-    cache (``bundle_path``) and in this process. Measured gain: 1.4 CPU-s of a ``report``
+    bytes for the same vl-convert and Vega-Lite, so the bundle is kept in the local
+    cache folder (``bundle_path``) and in this process. Measured gain: 1.4 CPU-s of a ``report``
     (vl_convert.javascript_bundle under pyinstrument, 328-unit run: 17% of its 8.2 CPU-s).
     """
     cached = bundle_path()
-    if cached is not None:
-        try:
-            return cached.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            pass  # not bundled yet for these versions (or unreadable): bundle it now
+    try:
+        return cached.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        pass  # not bundled yet for these versions (or unreadable): bundle it now
     version = _vl_version().replace(".", "_")
     bundle = vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;", vl_version=version)
     # "</script" inside an inline script would end it early; "<\/" means the same in JS.
     bundle = bundle.replace("</script", "<\\/script")
-    if cached is not None:
-        _keep(cached, bundle)
+    _keep(cached, bundle)
     return bundle
 
 
-def bundle_path() -> Path | None:
+def bundle_path() -> Path:
     """Where ``vega_bundle`` keeps the bundle of the installed vl-convert and Vega-Lite:
-    the local call cache's folder, or None (not kept) when that cache is a URL."""
-    folder = local_cache_dir()
-    if folder is None:
-        return None
+    the local cache folder (``local_cache_dir``)."""
     name = f"vega-bundle-{metadata.version('vl-convert-python')}-vl{_vl_version()}.js"
-    return folder / name
+    return local_cache_dir() / name
 
 
 def _keep(path: Path, text: str) -> None:

@@ -31,6 +31,7 @@ from critiquebench.pipeline import (
     Root,
     arrow_schema,
     is_remote,
+    live_files,
     parquet_files,
     read_parquet_files,
     store_root,
@@ -158,12 +159,11 @@ def table_files(
     only (None: every run under ``output``).
 
     Only the folders of the runs named are listed: nothing else under ``output`` is read.
+    A run's files are those that hold its rows (``live_files``): its units' own files
+    (runs of earlier versions), its batches' and its compacted parts.
     """
-    folders = run_folders(output, runs)
-    return {
-        table: [path for folder in folders for path in parquet_files(folder / table)]
-        for table in tables
-    }
+    listed = [live_files(folder, tables) for folder in run_folders(output, runs)]
+    return {table: [path for files in listed for path in files[table]] for table in tables}
 
 
 def latest_run(output: Root) -> str | None:
@@ -375,6 +375,11 @@ def read_only_connection(
             connection.close()
 
 
+def _holds_others(folder: Root, counted: Sequence[Root]) -> bool:
+    """Whether ``folder`` holds Parquet files other than those in ``counted``."""
+    return len(parquet_files(folder)) != sum(1 for path in counted if path.parent == folder)
+
+
 def views_sql(output: Root, runs: Sequence[str] | None = None) -> str:
     """``CREATE VIEW`` statements that give the duckdb CLI the same views as :func:`connect`.
 
@@ -396,10 +401,14 @@ def views_sql(output: Root, runs: Sequence[str] | None = None) -> str:
         if not files[table]:
             lines.append(f"-- no {table} files yet under {root}")
             continue
-        if runs is None:
+        folders = sorted({path.parent for path in files[table]})
+        if any(_holds_others(folder, files[table]) for folder in folders):
+            # Files that do not count (a batch being written, one a compaction replaced):
+            # a glob would read them, so the files are named.
+            patterns = "[" + ", ".join(sql_literal(str(path)) for path in files[table]) + "]"
+        elif runs is None:
             patterns = sql_literal(f"{root}/*/{table}/*.parquet")
         else:  # one glob per run that has files of this table
-            folders = sorted({path.parent for path in files[table]})
             patterns = "[" + ", ".join(sql_literal(f"{f}/*.parquet") for f in folders) + "]"
         source = f"read_parquet({patterns}, union_by_name = true)"
         if table in LEGACY_COLUMNS:

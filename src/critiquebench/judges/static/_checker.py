@@ -97,7 +97,7 @@ from critiquebench.judges.static._calibration import (
 from critiquebench.judges.static._evasion import evasion_findings
 from critiquebench.judges.static._ruff_server import RuffServer, RuffServerError, unhinted
 from critiquebench.runtime.ast_turns import TooComplex, parse
-from critiquebench.runtime.project import default_cache_dir
+from critiquebench.runtime.project import local_cache_dir
 
 RUFF_RULES: tuple[str, ...] = ("F", "E9", "B", "PLE")
 """Pyflakes (undefined names, unused imports and variables, ...), syntax errors, bugbear
@@ -249,7 +249,7 @@ class StaticSettings:
     cache_dir: Path | None = None
     """mypy's cache, shared by the checkers of every run in this project; None =
     ``$CRITIQUEBENCH_MYPY_CACHE`` if set, else ``mypy`` in the project's cache folder
-    (``critiquebench.runtime.project.default_cache_dir``)."""
+    (``critiquebench.runtime.project.local_cache_dir``)."""
     timeout_s: float = 30.0
     """Most a single check may take: mypy's daemon's CPU-seconds (however long it waits
     for a CPU on a loaded host; wall-clock seconds where ``/proc`` is missing), ruff's
@@ -837,7 +837,7 @@ class StaticChecker:
     def _start(self) -> _Daemon:
         variable = os.environ.get("CRITIQUEBENCH_MYPY_CACHE")
         chosen = self.settings.cache_dir or (
-            Path(variable) if variable else default_cache_dir() / MYPY_CACHE_FOLDER
+            Path(variable) if variable else local_cache_dir() / MYPY_CACHE_FOLDER
         )
         cache = chosen.resolve()
         cache.mkdir(parents=True, exist_ok=True)
