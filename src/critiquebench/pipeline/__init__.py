@@ -220,6 +220,6 @@ __all__ = [
     "summarize_run",
     "tally_units",
     "unit_batches",
-    "warm_start",
     "unit_key",
+    "warm_start",
 ]

@@ -9,9 +9,9 @@ import json
 import logging
 import platform
 import threading
-from concurrent.futures import Future
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -45,7 +45,7 @@ from critiquebench.pipeline._schema import SCHEMA_VERSION, RunStatus, config_row
 from critiquebench.pipeline._stop import clear_stop, stop_requested
 from critiquebench.pipeline._store import ResultStore
 from critiquebench.pipeline._unit import Unit
-from critiquebench.pipeline._units import execute_unit, expand_matrix
+from critiquebench.pipeline._units import UnitRows, execute_unit, expand_matrix
 from critiquebench.runtime.background import in_thread
 from critiquebench.suites import Case
 

@@ -27,4 +27,3 @@ class Unit:
     def key(self) -> str:
         """A file-name-safe, unique name for the unit."""
         return unit_key(self.case_id, self.arm, self.rep)
-

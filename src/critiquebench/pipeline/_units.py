@@ -24,7 +24,6 @@ from critiquebench.loop import (
 )
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
-from critiquebench.pipeline._layout import unit_key
 from critiquebench.pipeline._transcripts import transcript_rows
 from critiquebench.pipeline._unit import Unit
 from critiquebench.suites import Case
