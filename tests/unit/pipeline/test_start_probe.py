@@ -13,17 +13,23 @@ from critiquebench.pipeline import RunConfig, dependencies_for, start_run, warm_
 from tests.helpers import hollow_then_fixed_replay
 
 
-def test_start_run_probes_with_the_judge_the_units_use(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    made: list[PythonJudge] = []
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[PythonJudge]:
+    """Every PythonJudge built while the test runs, in order."""
+    built: list[PythonJudge] = []
     init = PythonJudge.__init__
 
     def counted(self: PythonJudge, *args: Any, **kwargs: Any) -> None:
-        made.append(self)
+        built.append(self)
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(PythonJudge, "__init__", counted)
+    return built
+
+
+def test_start_run_probes_with_the_judge_the_units_use(
+    tmp_path: Path, made: list[PythonJudge]
+) -> None:
     replay = hollow_then_fixed_replay(tmp_path, limit=1)
     config = RunConfig(
         suite="basic", limit=1, model=f"replay:{replay}", output=tmp_path / "runs", run_id="p"
@@ -38,16 +44,8 @@ def test_start_run_probes_with_the_judge_the_units_use(
 
 
 def test_a_head_start_and_the_start_after_it_share_one_judge(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, made: list[PythonJudge]
 ) -> None:
-    made: list[PythonJudge] = []
-    init = PythonJudge.__init__
-
-    def counted(self: PythonJudge, *args: Any, **kwargs: Any) -> None:
-        made.append(self)
-        init(self, *args, **kwargs)
-
-    monkeypatch.setattr(PythonJudge, "__init__", counted)
     replay = hollow_then_fixed_replay(tmp_path, limit=1)
     config = RunConfig(
         suite="basic", limit=1, model=f"replay:{replay}", output=tmp_path / "runs", run_id="h"
