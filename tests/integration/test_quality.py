@@ -53,15 +53,17 @@ def original_fingerprint(clean_output: Path) -> dict[str, str]:
     return _fingerprint(clean_output)
 
 
-def _rewrite(path: Path, change: Callable[[Rows], Rows]) -> None:
-    """Rewrite a Parquet file of the copy with changed rows, every column nullable."""
-    table = pq.read_table(path)
-    schema = pa.schema([field.with_nullable(True) for field in table.schema])
-    pq.write_table(pa.Table.from_pylist(change(table.to_pylist()), schema=schema), path)
-
-
-def _unit_file(run: Path, table: str, arm: str = "B") -> Path:
-    return sorted((run / table).glob(f"*__{arm}__r0.parquet"))[0]
+def _rewrite_unit(run: Path, table: str, change: Callable[[Rows], Rows], arm: str = "B") -> None:
+    """Rewrite the copy's ``table`` with the rows of one unit (the first case of ``arm``
+    at rep 0) changed, every column nullable. The finished run holds each table as one
+    compacted part; ``change`` may drop the unit's rows or add rows."""
+    (path,) = sorted((run / table).glob("*.parquet"))
+    rows = pq.read_table(path).to_pylist()
+    case_id = min(row["case_id"] for row in rows if row["arm"] == arm and row["rep"] == 0)
+    mine = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) == (case_id, arm, 0)]
+    rest = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) != (case_id, arm, 0)]
+    schema = pa.schema([field.with_nullable(True) for field in pq.read_schema(path)])
+    pq.write_table(pa.Table.from_pylist(rest + change(mine), schema=schema), path)
 
 
 def _set(**values: Any) -> Callable[[Rows], Rows]:
@@ -69,85 +71,83 @@ def _set(**values: Any) -> Callable[[Rows], Rows]:
 
 
 def _null_arm(run: Path) -> None:
-    _rewrite(_unit_file(run, "cases"), _set(arm=None))
+    _rewrite_unit(run, "cases", _set(arm=None))
 
 
 def _negative_tokens(run: Path) -> None:
-    _rewrite(_unit_file(run, "calls"), _set(paid_tokens_in=-5))
+    _rewrite_unit(run, "calls", _set(paid_tokens_in=-5))
 
 
 def _duplicate_unit(run: Path) -> None:
-    source = _unit_file(run, "cases")
-    shutil.copy(source, source.with_name("copy-of-" + source.name))
+    _rewrite_unit(run, "cases", lambda rows: rows + rows)
 
 
 def _too_many_loops(run: Path) -> None:
-    _rewrite(_unit_file(run, "cases"), _set(loops=7))
+    _rewrite_unit(run, "cases", _set(loops=7))
 
 
 def _orphan_call(run: Path) -> None:
-    source = _unit_file(run, "calls")
-    ghost = source.with_name("ghost.parquet")
-    shutil.copy(source, ghost)
-    _rewrite(ghost, _set(case_id="basic/999_ghost"))
+    ghost = _set(case_id="basic/999_ghost")
+    _rewrite_unit(run, "calls", lambda rows: rows + ghost(rows))
 
 
 def _bad_halt_reason(run: Path) -> None:
-    _rewrite(_unit_file(run, "cases"), _set(halt_reason="gave_up"))
+    _rewrite_unit(run, "cases", _set(halt_reason="gave_up"))
 
 
 def _iteration_gap(run: Path) -> None:
-    _rewrite(
-        _unit_file(run, "attempts"),
+    _rewrite_unit(
+        run,
+        "attempts",
         lambda rows: [{**r, "iteration": 2 * r["iteration"]} for r in rows],
     )
 
 
 def _unknown_arm(run: Path) -> None:
-    _rewrite(_unit_file(run, "attempts"), _set(arm="Z"))
+    _rewrite_unit(run, "attempts", _set(arm="Z"))
 
 
 def _unmetered_tokens(run: Path) -> None:
     # Calls from a live model (not replay) but the unit counted no tokens.
-    _rewrite(_unit_file(run, "calls"), _set(model="local"))
+    _rewrite_unit(run, "calls", _set(model="local"))
 
 
-def _lost_calls_file(run: Path) -> None:
-    _unit_file(run, "calls").unlink()
+def _lost_calls(run: Path) -> None:
+    _rewrite_unit(run, "calls", lambda rows: [])
 
 
 def _defect_as_error(run: Path) -> None:
     # cases.error is for infrastructure failures only; a model defect must not land there.
-    _rewrite(_unit_file(run, "cases"), _set(error="SyntaxError in the answer"))
+    _rewrite_unit(run, "cases", _set(error="SyntaxError in the answer"))
 
 
 def _errored_unit_passed(run: Path) -> None:
-    _rewrite(_unit_file(run, "cases"), _set(error="provider: actor call failed: 503"))
+    _rewrite_unit(run, "cases", _set(error="provider: actor call failed: 503"))
 
 
 def _infrastructure_error(run: Path) -> None:
     error = "infrastructure: judge: sandbox did not start"
-    _rewrite(_unit_file(run, "cases"), _set(error=error, passed=False, halt_reason="error"))
+    _rewrite_unit(run, "cases", _set(error=error, passed=False, halt_reason="error"))
 
 
 def _role_outside_the_arm(run: Path) -> None:
     # A known role, but arm B's spec calls no reviewers.
-    _rewrite(_unit_file(run, "calls"), _set(role="reviewer"))
+    _rewrite_unit(run, "calls", _set(role="reviewer"))
 
 
 def _verdict_without_critic(run: Path) -> None:
-    _rewrite(_unit_file(run, "attempts"), _set(critic_verdict="pass"))
+    _rewrite_unit(run, "attempts", _set(critic_verdict="pass"))
 
 
 def _total_below_tests(run: Path) -> None:
     # The total (tests + lint + types) cannot be smaller than its tests' part.
-    _rewrite(_unit_file(run, "cases"), _set(defects_final=5, defects_total_final=2))
+    _rewrite_unit(run, "cases", _set(defects_final=5, defects_total_final=2))
 
 
 def _raw_below_bounded(run: Path) -> None:
     # The per-kind bound only lowers a count: the raw count is never below it.
     changes = {"defects_final": 0, "defects_total_final": 3, "defects_total_final_raw": 1}
-    _rewrite(_unit_file(run, "cases"), _set(**changes))
+    _rewrite_unit(run, "cases", _set(**changes))
 
 
 CORRUPTIONS = {
@@ -226,8 +226,8 @@ CORRUPTIONS = {
         "expect_column_pair_values_a_to_be_greater_than_b",
         ("defects_total_final_raw", "defects_total_final"),
     ),
-    "lost calls file": (
-        _lost_calls_file,
+    "lost calls": (
+        _lost_calls,
         "cases",
         "expect_column_pair_values_to_be_equal",
         ("calls", "call_rows"),
@@ -325,7 +325,7 @@ def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
 def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path) -> None:
     copy = tmp_path / "runs"
     shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    _unit_file(copy / RUN_ID, "cases").unlink()
+    _rewrite_unit(copy / RUN_ID, "cases", lambda rows: [])
     report = check_run(copy, RUN_ID)
     assert report.missing == 1 and not report.complete
 
