@@ -50,7 +50,12 @@ from critiquebench.pipeline._layout import (
 )
 from critiquebench.pipeline._location import Root, delete_file, read_parquet
 from critiquebench.pipeline._schema import arrow_schema
-from critiquebench.pipeline._store import atomic_write_text, create_temporary, write_table
+from critiquebench.pipeline._store import (
+    ResultStore,
+    atomic_write_text,
+    create_temporary,
+    write_table,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -114,6 +119,18 @@ def compact_run(
     after = list_run_files(run_dir)
     _delete_replaced(after)
     return Compacted(part, len(owners) - len(excluded), len(sources), len(excluded))
+
+
+def supersede(store: ResultStore, run_id: str, keys: frozenset[str]) -> None:
+    """Set the rows of units ``keys`` aside in ``superseded/`` (never deleted), so that
+    their rerun leaves one row per unit: a unit's own files (the layout of earlier runs)
+    are moved, batches are compacted without those units."""
+    if not keys:
+        return
+    stamp = utc_stamp()
+    for key in sorted(keys):
+        store.set_aside_unit_files(run_id, key, stamp)
+    compact_run(store.root, run_id, exclude=keys)
 
 
 def _owners(run_dir: Root, sources: list[str]) -> tuple[dict[Identity, str], int]:

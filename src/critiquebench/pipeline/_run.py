@@ -36,7 +36,7 @@ from critiquebench.models import (
     provider_from_spec,
 )
 from critiquebench.pipeline._catalog import OWNER_FOLDER, RunOwner, owner_json
-from critiquebench.pipeline._compaction import compact_run
+from critiquebench.pipeline._compaction import compact_run, supersede
 from critiquebench.pipeline._config import ProviderSettings, RunConfig
 from critiquebench.pipeline._layout import landed_in
 from critiquebench.pipeline._location import listed_names
@@ -288,7 +288,7 @@ def start_run(config: RunConfig, cases: list[Case] | None = None) -> RunPlan:
     store = ResultStore(config.output)
     # The rows of the units about to be retried go aside now, while no unit runs, so
     # the tables keep one row per unit, the latest.
-    store.supersede(config.run_id, prepared.retried_keys)
+    supersede(store, config.run_id, prepared.retried_keys)
     # Who runs this start: a start left "running" by a process that is gone shows "died".
     owner = owner_json(RunOwner.of_this_process())
     store.write_text(config.run_id, f"{OWNER_FOLDER}/{plan.invocation}.json", owner)

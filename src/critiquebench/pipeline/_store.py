@@ -20,7 +20,6 @@ from critiquebench.pipeline._layout import (
     live_files,
     new_batch_prefix,
     unit_key,
-    utc_stamp,
 )
 from critiquebench.pipeline._location import Root, parquet_files, put_bytes, read_parquet
 from critiquebench.pipeline._schema import arrow_schema
@@ -176,20 +175,9 @@ class ResultStore:
         write_table(self.table_dir(run_id, "cases") / name, "cases", cases)
         return name
 
-    def supersede(self, run_id: str, keys: frozenset[str]) -> None:
-        """Set the rows of units ``keys`` aside in ``superseded/`` (never deleted), so
-        that their rerun leaves one row per unit: a unit's own files (the layout of
-        earlier runs) are moved, batches are compacted without those units."""
-        if not keys:
-            return
-        stamp = utc_stamp()
-        for key in sorted(keys):
-            self._supersede_unit_files(run_id, key, stamp)
-        from critiquebench.pipeline._compaction import compact_run
-
-        compact_run(self.root, run_id, exclude=keys)
-
-    def _supersede_unit_files(self, run_id: str, key: str, stamp: str) -> None:
+    def set_aside_unit_files(self, run_id: str, key: str, stamp: str) -> None:
+        """Move a unit's own files (the layout of earlier runs) to
+        ``superseded/<key>/<stamp>/``; see ``pipeline._compaction.supersede``."""
         # The cases row moves first: should this stop half-way, the unit reads as not
         # written (and is run again), never as done with another start's attempts.
         paths = [self.table_dir(run_id, t) / f"{key}.parquet" for t in UNIT_TABLES]

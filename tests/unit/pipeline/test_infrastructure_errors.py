@@ -13,6 +13,7 @@ from critiquebench.judges import JudgeResult, PythonJudge
 from critiquebench.loop import LoopDependencies, LoopSettings, run_loop
 from critiquebench.models import ReplayProvider, ScriptedProvider
 from critiquebench.pipeline import ResultStore, RunConfig, Unit, execute_unit
+from critiquebench.pipeline._compaction import supersede
 from critiquebench.suites import Case
 from tests.helpers import GOOD_ADD, WRONG_ADD, fenced, make_case
 
@@ -86,7 +87,7 @@ def test_error_rows_are_not_finished_and_a_rerun_supersedes_them(
     assert store.finished_units("r1") == set()
     assert store.unit_errors("r1") == {unit.key: f"provider: actor call failed: {NO_ANSWERS}"}
     # What a start does before it retries the unit (start_run): set its rows aside.
-    store.supersede("r1", frozenset({unit.key}))
+    supersede(store, "r1", frozenset({unit.key}))
     assert store.unit_errors("r1") == {}
     working = LoopDependencies(ScriptedProvider([fenced(GOOD_ADD)]), judge)
     store.write_unit("r1", unit, execute_unit(CASE, unit, working, config))
