@@ -41,8 +41,11 @@ pay; measured with the daemon): with ``mypy_lanes=1`` the same replay run took 6
 against 16.6 and 12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and
 11.4 CPU-s against 12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s
 (``--ab lanes1``, two pairs in turn each, load 19-32). On a host that busy no core is
-idle for a second loop; a quiet 2-core host decides whether lanes stay (issue 25's 5%
-rule).
+idle for a second loop. On a quiet 2-core host (load 1-2, the update loop) they showed
+no gain either: the replay run (120 units, concurrency 2) 6.6 against 5.5 CPU-s and a
+units span of 2.53 s both ways; 96 units on 0.5 s calls at concurrency 16, 9.4 against
+8.0 CPU-s, span 8.10 against 7.92 s (medians of two pairs). Under issue 25's 5% rule
+they are due to go (one loop per checker).
 
 One answer cannot break, stall or outlive the checking of another:
 
