@@ -9,7 +9,6 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from critiquebench.pipeline import BatchWriter, RunConfig, Unit, run_unit, stop_requested
-from critiquebench.pipeline._layout import new_batch_prefix
 from critiquebench.suites import Case
 
 
@@ -48,7 +47,7 @@ class BatchDone:
 
 @task(name="run-units", task_run_name="{label}", cache_policy=NO_CACHE, persist_result=False)
 def run_units_task(
-    work: list[tuple[Case, Unit]], config: RunConfig, label: str, prefix: str | None = None
+    work: list[tuple[Case, Unit]], config: RunConfig, label: str, prefix: str
 ) -> BatchDone:
     """Run a batch of units one after another (``label`` names them in the Prefect UI).
 
@@ -61,7 +60,7 @@ def run_units_task(
     logger = get_run_logger()
     done: list[UnitDone] = []
     failed: list[str] = []
-    with BatchWriter(config, prefix or new_batch_prefix()) as batch:
+    with BatchWriter(config, prefix) as batch:
         for case, unit in work:
             if stop_requested(config.output, config.run_id):
                 break

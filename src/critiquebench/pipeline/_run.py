@@ -164,21 +164,21 @@ start (``warm_start``) and the ``start_run`` after it share one judge and its ch
 def prepare_start(config: RunConfig, cases: list[Case]) -> PreparedStart:
     """Build the run's model and judge (a bad model spec fails here, before any unit),
     list the units left to run and probe the sandbox with the judge the units will use."""
-    with _STARTING:
-        deps = dependencies_for(config.provider_settings())
+    sandbox = _built_and_probed(config.provider_settings())
     written = ResultStore(config.output).unit_errors(config.run_id)
     done = {key for key, error in written.items() if error is None}
     # A unit's key is a digest of its case id: made once here, not once per use.
     keyed = [(case, unit, unit.key) for case, unit in expand_matrix(cases, config)]
     work = [(case, unit) for case, unit, key in keyed if key not in done]
+    retried = frozenset(key for _, _, key in keyed if written.get(key))
     return PreparedStart(
         work=work,
         planned=len(keyed),
         skipped=len(keyed) - len(work),
-        retried=sum(1 for _, _, key in keyed if written.get(key)),
+        retried=len(retried),
         keys=frozenset(key for _, _, key in keyed),
-        sandbox=_probed(deps),
-        retried_keys=frozenset(key for _, _, key in keyed if written.get(key)),
+        sandbox=sandbox,
+        retried_keys=retried,
     )
 
 
@@ -200,18 +200,16 @@ def warm_start(config: RunConfig) -> Future[str]:
     (removed with an import circle, 409a576) saved a 2-unit run 2-3.5 s on a quieter
     machine (16-17.5 s with it, 19.5 s without): over 5% of a 1,000-unit run's ~31 s.
     """
-    return in_thread(functools.partial(_warmed, config.provider_settings()), "run-warm-start")
+    return in_thread(
+        functools.partial(_built_and_probed, config.provider_settings()), "run-warm-start"
+    )
 
 
-def _warmed(settings: ProviderSettings) -> str:
+def _built_and_probed(settings: ProviderSettings) -> str:
+    """The run's model and judge built (once per process) and the sandbox probed with
+    them: the work a head start and the start after it share, one at a time."""
     with _STARTING:
-        deps = dependencies_for(settings)
-    return _probed(deps)
-
-
-def _probed(deps: LoopDependencies) -> str:
-    with _STARTING:
-        return _probe(deps)
+        return _probe(dependencies_for(settings))
 
 
 def _probe(deps: LoopDependencies) -> str:
