@@ -99,8 +99,8 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path | str:
 
 def local_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The cache folder on this machine's disk, for caches only a local process uses
-    (the judge's mypy cache): ``$CRITIQUEBENCH_CACHE_DIR`` unless it names an object
-    store, else ``data/cache`` under the project root."""
+    (the judge's mypy cache, report.html's chart bundle): ``$CRITIQUEBENCH_CACHE_DIR``
+    unless it names an object store, else ``data/cache`` under the project root."""
     chosen = default_cache_dir(environ)
     env = os.environ if environ is None else environ
     return chosen if isinstance(chosen, Path) else project_root(env) / CACHE_DIR
