@@ -384,13 +384,11 @@ def unit_batches(
     itself. Batches are as big as ``max_batch`` but leave each worker at least four
     of them, so workers stay balanced to the end; a small run keeps one unit per batch.
 
-    Measured gain (issue 25), ``bench/pipeline.py --ab batch1 --quick --paths flow
-    --concurrency 2`` (the flow on 20 HumanEval cases x A, B x 3 reps, replay model, one
-    unit per task against batches of 15, two pairs in turn, load 20-28): CPU of the run
-    and its Prefect server 33.5 vs 50.6 and 45.4 vs 42.8 s (median 39.4 vs 46.7, -16%),
-    the units' span 13.7 vs 19.0 and 22.4 vs 16.2 s. The CPU saved is ~60 ms a unit, but
-    at that load the wall time did not show it either way; to be measured again on a
-    quiet host before issue 25's 5% rule decides it.
+    Measured gain (issue 25), ``bench/pipeline.py --ab batch1 --paths flow --concurrency
+    2 --pairs 3`` on a quiet host (load 1.6-4.6): the flow on HumanEval x A, B x 3 reps
+    (984 units, replay model), batches against one unit per task, in turn: wall 28.8 /
+    29.1 / 39.0 s against 57.8 / 64.8 / 80.9 s (about half), CPU of the run and its
+    Prefect server 32.4 / 32.8 / 34.4 against 75.1 / 76.5 / 83.9 s. Kept.
     """
     size = max(1, min(max_batch, len(work) // (4 * max(workers, 1))))
     return [work[start : start + size] for start in range(0, len(work), size)]
