@@ -168,11 +168,12 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
     return {"imported": imported}
 
 
-VARIANTS = ("pool-unbounded", "fresh-sandbox", "lanes1", "batch-mypy", "batch1")
+VARIANTS = ("pool-unbounded", "fresh-sandbox", "lanes1", "batch-mypy", "batch1", "report-inline")
 """Speed mechanisms turned off, one at a time, to measure what each gains: the sandbox
 pool's bound, warm sandbox workers (a fresh one per attempt), mypy lanes (one daemon),
-mypy's daemon (a batch ``mypy`` process per text, same flags and cache) and unit
-batches (one unit per flow task)."""
+mypy's daemon (a batch ``mypy`` process per text, same flags and cache), unit
+batches (one unit per flow task) and the report's warm child (the flow builds the
+report in its own process after the check)."""
 
 
 def _batch_mypy(checker: Any, code: str) -> Any:
@@ -217,6 +218,29 @@ def _apply_variant(name: str) -> None:
 
         batches = functools.partial(flows.ab_matrix.unit_batches, max_batch=1)
         flows.ab_matrix.unit_batches = batches  # type: ignore[attr-defined]
+    elif name == "report-inline":
+        import flows.ab_matrix
+
+        write_reports = flows.ab_matrix.write_reports_task
+
+        class NoChild:
+            """Starts no child: the report is built by the flow itself."""
+
+            def __init__(self, nice: int = 0) -> None:
+                del nice
+
+            def prepare(self, *_: object) -> None:
+                pass
+
+            def close(self) -> None:
+                pass
+
+        def inline(*args: Any, pending: object = None, **kwargs: Any) -> Any:
+            del pending
+            return write_reports(*args, **kwargs)
+
+        flows.ab_matrix.PendingReport = NoChild  # type: ignore[attr-defined,misc,assignment]
+        flows.ab_matrix.write_reports_task = inline  # type: ignore[attr-defined]
 
 
 def _child(args: argparse.Namespace) -> None:

@@ -8,11 +8,14 @@ the report), so the child then waits for ``PendingReport.result`` to read the ru
 ``runs`` rows again, take the run's status and end from them and write the report's
 files. Kept apart from the flow's tasks so the child imports the analysis, not Prefect.
 
-Measured gain (``bench/pipeline.py`` flow, 120 units at concurrency 2, 2 cores, load
-20-27, one round): the phase after the check (reports + printing) took 4.8 s with the
-child and 41.0 s without it, of runs of 244 and 348 s; issue 25 measured about 1 s on
-a quiet machine. Between the two, whether it saves 5% of a 1,000-unit run (issue 25's
-bar for speed machinery) is open: kept until a quiet machine settles it (546007f).
+Measured gain (``bench/pipeline.py --ab report-inline --paths flow --concurrency 2
+--pairs 3``, 984 units, a quiet host at load 2.9-4.0; before, 546007f measured it
+only at load 20-27): the phase after the units (compaction, check, reports, printing)
+took 12.1 / 12.9 / 11.2 s with the child and 16.4 / 13.7 / 13.0 s with the report
+built in the flow's process, in turn: 1.8 s median a pair, ~6% of the run's 30 s wall
+time, above issue 25's 5% bar, so it stays. It costs CPU (the child imports the
+analysis again: 34.0 vs 30.3 CPU-s median), which the idle core pays while the units
+run.
 """
 
 from __future__ import annotations

@@ -12,11 +12,10 @@ and what the child cost. A call can stop half-way until the parent lets it go on
 (``wait_for_parent`` in the child, ``go_on`` in the parent): e.g. read the run's
 files while another check runs, then report once the run's end is recorded.
 
-Measured gain, on the report's child (``pipeline/_report_child.py``, 546007f): the
-phase after the data-quality check took 4.8 s with it and 41.0 s without (one round of
-the ``bench/pipeline.py`` flow, 120 units on 2 cores at load 20-27); about 1 s on a
-quiet machine (issue 25). The check's child is there first for its memory: ~270 MiB
-of Great Expectations and pandas kept out of the run's process (fdca5ac).
+Measured gain, on the report's child (``pipeline/_report_child.py``): 1.8 s median of
+the phase after a 984-unit run's units on a quiet host, ~6% of its wall time. The
+check's child is there first for its memory: ~270 MiB of Great Expectations and pandas
+kept out of the run's process (fdca5ac).
 
 Run as ``python -m critiquebench.runtime.warm_child FOLDER MODULE...``; the child starts
 the call when a line arrives on its standard input, and stops at end of input without one.
