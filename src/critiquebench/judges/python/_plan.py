@@ -143,8 +143,14 @@ class Step:
 
     @cached_property
     def code(self) -> CodeType:
-        """The test compiled once: every attempt of the case evaluates it again, and a
-        compile each time was the parent's largest share of deciding an attempt."""
+        """The test compiled once: every attempt of the case evaluates it again.
+
+        Measured gain: deciding every HumanEval check once on the reference's values
+        took 19-22 ms of CPU instead of 41-45 (with the helpers' ``_codes``), and no
+        attempt waits on the lock compiles take turns on (``runtime/ast_turns.py``): at
+        concurrency 16 on 0.5 s model calls the unit threads had waited 9 of their 336
+        thread-seconds there (py-spy, load ~12).
+        """
         return _compiled(self.test)
 
 
