@@ -120,7 +120,9 @@ def test_an_attempt_is_decided_without_compiling_its_checks_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     trusted = "def double(x):\n    y = x * 2\n    return y\n"
-    (plan,) = plan_checks(_checks("for n in [1, 2]:\n    assert double(f(n)) == 4 * n"), "f", trusted)
+    (plan,) = plan_checks(
+        _checks("for n in [1, 2]:\n    assert double(f(n)) == 4 * n"), "f", trusted
+    )
     assert plan.mode == "value"
     assert plan.outcome([2, 4]).passed  # the first attempt compiles the steps and the helper
     compiled: list[object] = []
