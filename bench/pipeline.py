@@ -19,7 +19,9 @@ finished_at, the last cases.finished_at) and three taken by the process (importe
 CLI returned, exited). Peak RSS is the run's process (not the Prefect server); the
 flow's data-quality check and reports run in child processes, whose peaks are printed apart.
 Every peak is the process's own VmHWM (see critiquebench.runtime.peak_memory): ru_maxrss would
-carry over the high-water mark of the process that spawned it.
+carry over the high-water mark of the process that spawned it. CPU s is user + sys of
+the run's process and every process under it, counting the sandbox workers and the
+mypy and ruff servers it leaves running when it exits (the parent's wait4 does not).
 
 ``--targets`` prints issue 24's figures instead, each against its target:
 
@@ -255,8 +257,38 @@ def _child(args: argparse.Namespace) -> None:
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     stamps["self_cpu_s"] = own.ru_utime + own.ru_stime
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    stamps["all_cpu_s"] = (
+        stamps["self_cpu_s"] + reaped.ru_utime + reaped.ru_stime + _live_descendants_cpu_s()
+    )
     Path(args.stamps).write_text(json.dumps(stamps), encoding="utf-8")
     sys.stdout.flush()
+
+
+def _live_descendants_cpu_s() -> float:
+    """CPU seconds of this process's descendants still running (sandbox workers, mypy
+    and ruff servers), each with the children it reaped: they are killed when this
+    process exits, unwaited, so the parent's ``wait4`` never counts them."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        times[pid] = sum(int(value) for value in fields[11:15]) / ticks  # u, s, cu, cs
+    ours = {os.getpid()}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in ours} - ours
+        grew = bool(found)
+        ours |= found
+    return sum(times[pid] for pid in ours - {os.getpid()})
 
 
 def _from_tables(output: Path) -> dict[str, Any]:
@@ -318,7 +350,10 @@ def measure(
         shutil.rmtree(output, ignore_errors=True)
     return Measured(
         path=path, concurrency=concurrency, wall_s=exited - spawned,
-        cpu_s=usage.ru_utime + usage.ru_stime, units=int(times["units"]),
+        # wait4 counts only the descendants the run waited for; those it leaves running
+        # (sandbox workers, mypy, ruff) the child counted as it finished.
+        cpu_s=max(usage.ru_utime + usage.ru_stime, float(times.get("all_cpu_s", 0.0))),
+        units=int(times["units"]),
         judge_calls=int(times["judge_calls"]), judge_s=float(times["judge_s"]),
         model_s=float(times["model_s"]), peak_rss_mib=float(times["peak_rss_mib"]), phases=phases,
         children_peak_rss_mib=times.get("children_peak_rss_mib"),

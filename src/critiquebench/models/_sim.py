@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from functools import cached_property
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -328,22 +328,47 @@ def sim_reply(case: Case, state: State, attempt: int) -> str:
 
 
 class SimProvider:
-    """Answers with reference solutions or their mutations, as :func:`unit_states` says."""
+    """Answers with reference solutions or their mutations, as :func:`unit_states` says.
+
+    The suite is read when the provider is built (a run builds it while it starts), not
+    by the first calls: read lazily, every unit thread of a run waited for it at once,
+    ~1.8 s each at concurrency 16 (py-spy, load ~12). A canary case is made from its
+    source case when first asked for, not the suite's every canary in advance.
+    """
 
     def __init__(self, params: SimParams) -> None:
+        from critiquebench.suites import load_suite
+
         params.validate()
         self.params = params
+        self._suite = {case.id: case for case in load_suite(params.suite)}
+        self._canaries: dict[str, Case | None] = {}
+        self._canaries_lock = threading.Lock()
 
     @property
     def model_name(self) -> str:
         return self.params.spec
 
-    @cached_property
-    def _cases(self) -> dict[str, Case]:
-        from critiquebench.suites import canary_cases, load_suite
+    def _case(self, case_id: str) -> Case | None:
+        """The case the call is about: one of the suite's, or the canary of one."""
+        from critiquebench.suites import is_canary
 
-        cases = load_suite(self.params.suite)
-        return {case.id: case for case in [*cases, *canary_cases(cases)]}
+        if is_canary(case_id):
+            canary = self._canary(case_id)
+            if canary is not None:
+                return canary
+        return self._suite.get(case_id)
+
+    def _canary(self, case_id: str) -> Case | None:
+        from critiquebench.suites import CANARY_PREFIX, make_canary
+
+        with self._canaries_lock:
+            if case_id in self._canaries:
+                return self._canaries[case_id]
+        source = self._suite.get(case_id.removeprefix(CANARY_PREFIX))
+        made = make_canary(source) if source is not None else None
+        with self._canaries_lock:
+            return self._canaries.setdefault(case_id, made)
 
     def complete(
         self,
@@ -361,7 +386,7 @@ class SimProvider:
         elif context.role == "reviewer":
             text = "```verdict\nagent: reviewer\n```"  # votes on nothing: abstains
         else:
-            case = self._cases.get(context.case_id)
+            case = self._case(context.case_id)
             if case is None or not case.reference_solution.strip():
                 raise ModelError(
                     f"sim: case {context.case_id!r} has no reference_solution in suite "
@@ -432,7 +457,7 @@ class SimProvider:
     def _reviews_a_wrong_answer(self, context: CallContext) -> bool:
         # The critic reviews attempt k: the first draft for k = 0, else the k-th fix
         # round's answer; a canary's cheating answer is wrong whatever its checks say.
-        case = self._cases.get(context.case_id)
+        case = self._case(context.case_id)
         if case is not None and self._cheats(case, context):
             return True
         states = unit_states(self.params, context.case_id, context.rep, context.attempt + 1)

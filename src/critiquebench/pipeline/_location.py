@@ -14,7 +14,6 @@ with one PUT, and a unit is marked done by its cases row, written last.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,13 +71,20 @@ def put_bytes(path: UPath, data: bytes | memoryview) -> None:
 
 
 def read_parquet(path: Root, columns: Sequence[str] | None = None) -> pa.Table:
-    """One Parquet file of the store as an Arrow table."""
+    """One Parquet file of the store as an Arrow table.
+
+    Read as the one file it is (``ParquetFile``): ``pq.read_table`` builds a dataset
+    for it first, which cost more CPU than a unit's few rows. Measured: compacting a
+    run's 328 one-unit batches (1,312 files, ``compact_run`` as ``finish_run`` calls it)
+    took 2.1 CPU-s instead of 3.0 (medians of 3 interleaved, 2 shared cores at load 12-15).
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     listed = None if columns is None else list(columns)
-    if isinstance(path, Path):
-        return pq.read_table(path, columns=listed)
-    return pq.read_table(io.BytesIO(path.read_bytes()), columns=listed)
+    source = path if isinstance(path, Path) else pa.BufferReader(path.read_bytes())
+    with pq.ParquetFile(source) as file:
+        return file.read(columns=listed)
 
 
 def read_parquet_files(paths: Sequence[Root], schema: pa.Schema) -> Any:

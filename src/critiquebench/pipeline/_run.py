@@ -426,7 +426,14 @@ def finish_run(plan: RunPlan, failed: int, quality: str | None = None) -> RunEnd
     """Record how this start of the run ended, and the data-quality outcome if checked.
 
     The run's batch files are compacted first (``compact_run``; nothing to do when the
-    caller did it already, as the flow does before its check).
+    caller did it already, as the flow does before its check). The compaction reads
+    every batch file again, so its cost grows with the files: a loop that writes each
+    unit at once (``run_unit`` without a batch) leaves four files a unit, and their
+    compaction (3.0 CPU-s for 328 units, 2.1 since ``read_parquet`` reads a file as one
+    file) is what raised the library loop's slope per unit when compaction came
+    (eaaed96: its run process ~12 -> ~20 ms of CPU a unit on the replay run at
+    concurrency 2, bisected over session 10's merges at load 12-15). Batches
+    (``BatchWriter``, as the flow's tasks use) leave one file per table per batch.
 
     The status comes from the rows on disk: ``failed`` when the data checks failed,
     ``interrupted`` when units are unfinished because the run was asked to stop

@@ -8,6 +8,7 @@ from critiquebench.suites._canary import (
     canary_cases,
     canary_check,
     is_canary,
+    make_canary,
     with_canaries,
 )
 from critiquebench.suites._humaneval import (
@@ -64,6 +65,7 @@ __all__ = [
     "load_humaneval",
     "load_jsonl_suite",
     "load_suite",
+    "make_canary",
     "scan_jsonl_suite",
     "select_cases",
     "uninformative_feedback",

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
+
+import pytest
 
 from critiquebench.judges import plan_checks, trusted_code
+from critiquebench.judges.python import _plan
 from critiquebench.suites import BUNDLED_SUITES, Check, load_suite
 
 # Before loops and set-up statements were planned in the parent: 69 of 1,361.
@@ -110,3 +114,27 @@ def test_the_suite_s_helper_decides_on_the_answer_s_value() -> None:
     # Without the suite's helper the parent cannot decide it.
     (plan,) = plan_checks(_checks("for c in [[1, 2]]:\n    assert poly(c, f(c)) == 0"), "f")
     assert plan.mode == "inside"
+
+
+def test_an_attempt_is_decided_without_compiling_its_checks_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    trusted = "def double(x):\n    y = x * 2\n    return y\n"
+    (plan,) = plan_checks(
+        _checks("for n in [1, 2]:\n    assert double(f(n)) == 4 * n"), "f", trusted
+    )
+    assert plan.mode == "value"
+    assert plan.outcome([2, 4]).passed  # the first attempt compiles the steps and the helper
+    compiled: list[object] = []
+    original = _plan.compile_expression
+
+    def counted(tree: Any, filename: str) -> Any:
+        compiled.append(tree)
+        return original(tree, filename)
+
+    monkeypatch.setattr(_plan, "compile_expression", counted)
+    assert plan.outcome([2, 4]).passed
+    assert compiled == []
+    # A failure still explains itself (expected and actual) from its own evaluation.
+    failed = plan.outcome([2, 5])
+    assert (failed.passed, failed.expected, failed.actual) == (False, "8", "10")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from critiquebench.models import (
     unit_states,
 )
 from critiquebench.models._sim import sim_code
-from critiquebench.suites import load_suite
+from critiquebench.suites import CANARY_PREFIX, canary_cases, load_suite
 
 _ASK = [Message("user", "write it")]
 
@@ -141,3 +142,21 @@ def test_without_critic_settings_the_critic_never_flags_and_nag_is_both_rates() 
         SimParams.parse("false_alarm=1.5")
     # Unset, the new settings stay out of the spec (older caches keep their keys).
     assert "recall" not in SimParams().spec and "recall=0.5" in SimParams(recall=0.5).spec
+
+
+def test_the_suite_is_read_when_the_model_is_built_not_by_its_first_call(
+    tmp_path: Path,
+) -> None:
+    # A run builds its model while it starts: a suite it cannot read fails the start,
+    # not every unit, and no unit waits for the suite to load.
+    with pytest.raises(FileNotFoundError, match="neither a bundled suite"):
+        SimProvider(SimParams(suite=str(tmp_path / "missing.jsonl")))
+
+
+def test_a_canary_is_answered_from_the_case_it_was_made_from() -> None:
+    canary = canary_cases(load_suite("basic"))[0]
+    provider = SimProvider(SimParams(draft=0.0, suite="basic"))
+    source = canary.id.removeprefix(CANARY_PREFIX)
+    assert _answer(provider, canary.id, 0, 0) == _answer(provider, source, 0, 0)
+    with pytest.raises(ModelError, match="has no reference_solution"):
+        _answer(provider, CANARY_PREFIX + "no-such-case", 0, 0)
