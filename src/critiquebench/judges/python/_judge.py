@@ -217,15 +217,15 @@ def probe_sandbox(judge: PythonJudge | None = None) -> str:
     """
     judge = judge or PythonJudge()
     if judge.static is not None:
-        # The mypy daemon starts while the probe's sandbox worker and ruff's server start,
-        # not after them; and the probe's own check then takes a second mypy lane, so a
-        # run's first units find two daemons running. Measured (bench/fixed_cost.py, a
-        # 2-unit flow run after warm_start, 3 alternated runs each at load 20-30 on 2
-        # cores): its 2 units took 0.9 s with this thread and 5.9 s without (and 0.8 s in
-        # main's run, 4.5 s after warm_start without it); in the library loop, where the
-        # probe is on the critical path, no gain (the run ended at 16.8 s with it, 17.0 s
-        # without). Whether that reaches 5% of a 1,000-unit run (issue 25) is not settled
-        # on a quiet machine.
+        # mypy's loop starts while the probe's sandbox worker and ruff's server start, not
+        # after them; the probe's own check then waits for that loop (one per checker).
+        # Measured when the probe's check started a second loop of its own instead
+        # (bench/fixed_cost.py, a 2-unit flow run after warm_start, 3 alternated runs each
+        # at load 20-30 on 2 cores): its 2 units took 0.9 s with this thread and 5.9 s
+        # without (and 0.8 s in main's run, 4.5 s after warm_start without it); in the
+        # library loop, where the probe is on the critical path, no gain (the run ended at
+        # 16.8 s with it, 17.0 s without). Whether that reaches 5% of a 1,000-unit run
+        # (issue 25) is not settled on a quiet machine.
         threading.Thread(target=judge.static.warm, name="mypy-warm", daemon=True).start()
     probe = Case(
         id="sandbox-probe",

