@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,12 +54,12 @@ def _count_tools(checker: StaticChecker) -> list[str]:
         asked.append("ruff")
         return ()
 
-    def mypy(code: str) -> tuple[Failure, ...]:
+    def mypy(code: str) -> Callable[[], tuple[Failure, ...]]:
         asked.append("mypy")
-        return ()
+        return lambda: ()
 
     checker._lint = ruff  # type: ignore[method-assign]
-    checker._mypy = mypy  # type: ignore[method-assign]
+    checker._mypy_soon = mypy  # type: ignore[method-assign]
     return asked
 
 
@@ -286,7 +286,7 @@ def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
     )
     fake.chmod(0o755)
     monkeypatch.setattr(_static, "_ruff_binary", lambda: str(fake))
-    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    checker._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     try:
         poisoned = checker.check("import os\nPOISON = 1\n")
         assert poisoned.error is None

@@ -21,7 +21,7 @@ from critiquebench.judges.sandbox import (
     attempt_request,
     judge_attempt,
 )
-from critiquebench.judges.static import StaticChecker, StaticSettings
+from critiquebench.judges.static import StaticChecker, StaticReport, StaticSettings
 
 _REFERENCE_CHECK_S = 10.0
 """CPU-seconds one check of a reference solution may take while it is being timed."""
@@ -62,12 +62,12 @@ class PythonJudge(SandboxedJudge):
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
         started = time.perf_counter()
-        # ruff and mypy read the code while the sandbox runs it: they only parse it, and
-        # the two together cost about what the tests do.
-        pending = self.static.check_soon(artifact, case.prompt) if self.static is not None else None
+        # ruff and mypy read the code while the sandbox runs it (they only parse it), on
+        # this thread: no thread to start, nor to hand the interpreter to and back.
+        meanwhile = None if self.static is None else _StaticRead(self.static, case, artifact)
         try:
             plans = self._planned(case)
-            judged = self._attempt(case, artifact, plans, self.limits)
+            judged = self._attempt(case, artifact, plans, self.limits, meanwhile)
             if _timed_out(judged) and case.reference_solution:
                 # Only a timeout needs the reference's time: a slow case (or a slow
                 # machine) gets limits scaled from it, and the attempt is judged again.
@@ -81,10 +81,10 @@ class PythonJudge(SandboxedJudge):
                 case, judged.infrastructure_error, started, judged.owned_kind
             )
         findings: tuple[Failure, ...] = ()
-        if pending is not None:
+        if meanwhile is not None:
             # A tool failure would make the lint/types counts silently low: it is a
             # suspected infrastructure error instead, which the proof door settles.
-            report = pending.result()
+            report = meanwhile.report()
             if report.error is not None:
                 return infrastructure_result(case, report.error, started)
             findings = report.findings
@@ -134,12 +134,17 @@ class PythonJudge(SandboxedJudge):
         return replace(result, findings=report.findings if report.error is None else ())
 
     def _attempt(
-        self, case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits
+        self,
+        case: Case,
+        artifact: str,
+        plans: list[PlannedCheck],
+        limits: SandboxLimits,
+        meanwhile: _StaticRead | None = None,
     ) -> Interpretation:
         nonce = secrets.token_hex(16)
         request = attempt_request(case, artifact, plans, limits, nonce)
         try:
-            raw = judge_attempt(self.sandbox, request)
+            raw = judge_attempt(self.sandbox, request, meanwhile)
         except SandboxUnavailable as exc:
             return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
         return interpret(plans, raw, nonce, limits)
@@ -203,6 +208,27 @@ CANARY_CASE = Case(
     ),
 )
 CANARY_ANSWER = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+
+class _StaticRead:
+    """The static checks of one answer, run once (while its attempt is in the sandbox)."""
+
+    def __init__(self, checker: StaticChecker, case: Case, artifact: str) -> None:
+        self._checker, self._case, self._artifact = checker, case, artifact
+        self._report: StaticReport | None = None
+
+    def __call__(self) -> None:
+        if self._report is not None:
+            return
+        try:
+            self._report = self._checker.check(self._artifact, self._case.prompt)
+        except Exception as exc:  # check() returns its errors; this is a last fence
+            self._report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+
+    def report(self) -> StaticReport:
+        """The report; read now if the attempt ended before it was (it never raises)."""
+        self()
+        return self._report or StaticReport(error="static checks: no report")
 
 
 def _timed_out(judged: Interpretation) -> bool:

@@ -8,13 +8,18 @@ with the query only as plain data of each check. Both speak to the same worker
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from critiquebench.judges._plain import encode_argument
 from critiquebench.judges.sandbox._limits import SandboxLimits
-from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges.sandbox._pool import (
+    PendingAttempt,
+    RawAttempt,
+    Sandbox,
+    SandboxUnavailable,
+)
 
 if TYPE_CHECKING:
     from critiquebench.judges._case import Case
@@ -92,14 +97,37 @@ def attempt_request(
     }
 
 
-def judge_attempt(sandbox: Sandbox, request: dict[str, Any]) -> RawAttempt:
+def judge_attempt(
+    sandbox: Sandbox, request: dict[str, Any], meanwhile: Callable[[], object] | None = None
+) -> RawAttempt:
     """Run one attempt; :class:`SandboxUnavailable` only when a fresh worker fails it too.
 
     A worker can die for reasons of its own (the host killed it): one fresh worker
     decides. Twice in a row is the attempt's doing only if the worker stays healthy
     otherwise, so the second failure is raised as is.
+
+    ``meanwhile`` is called once, on this thread, while the worker judges (the Python
+    judge reads the answer's code with ruff and mypy then); an error it raises gives the
+    attempt up and is raised.
     """
+    if meanwhile is None:
+        try:
+            return sandbox.judge(request)
+        except SandboxUnavailable:
+            return sandbox.judge(request)
     try:
-        return sandbox.judge(request)
+        pending: PendingAttempt | None = sandbox.begin(request)
     except SandboxUnavailable:
-        return sandbox.judge(request)
+        pending = None
+    try:
+        meanwhile()
+    except BaseException:
+        if pending is not None:
+            pending.discard()
+        raise
+    if pending is not None:
+        try:
+            return pending.result()
+        except SandboxUnavailable:
+            pass
+    return sandbox.judge(request)

@@ -77,6 +77,7 @@ import time
 import tokenize
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -472,12 +473,6 @@ class StaticChecker:
             findings=without_task_findings(code, report.findings, prompt, task.findings)
         )
 
-    def check_soon(self, code: str, prompt: str | None = None) -> PendingReport:
-        """:meth:`check` on a thread of its own, begun now: the caller does other work
-        (the sandboxed tests of the same answer) meanwhile and takes the report with
-        :meth:`PendingReport.result`. The same report as :meth:`check`."""
-        return PendingReport(self, code, prompt)
-
     def _read(self, code: str) -> StaticReport:
         if not (self.settings.lint or self.settings.types):
             return StaticReport()
@@ -506,19 +501,22 @@ class StaticChecker:
             return StaticReport()
         except Exception as exc:  # the parser's own failure, or the text's? The canary says
             return self._parse_failure(key, exc)
-        findings: list[Failure] = []
         try:
-            if self.settings.lint:
-                findings.extend(self._lint(code, scan))
-            if self.settings.types:
-                typed = self._mypy(scan.blanked)
-                returning = returning_functions(tree)
-                findings.extend(f for f in typed if not unproven_invariant(f, returning))
-                findings.extend(evasion_findings(tree))
+            # mypy, the slowest reader, has the text while ruff and the tree walks run.
+            typed_later = self._mypy_soon(scan.blanked) if self.settings.types else None
+            try:
+                linted = self._lint(code, scan) if self.settings.lint else ()
+                types = typed_later is not None
+                returning = returning_functions(tree) if types else frozenset()
+                evasions = evasion_findings(tree) if types else ()
+            finally:
+                # Read whatever happened: the loop's next reader must not get this answer.
+                typed = typed_later() if typed_later is not None else ()
         except Exception as exc:  # a tool's failure, never the candidate's defect
             # Not remembered: the next reading of this text asks the tools again.
             return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
-        ordered = tuple(sorted(findings, key=_order))
+        kept = (finding for finding in typed if not unproven_invariant(finding, returning))
+        ordered = tuple(sorted((*linted, *kept, *evasions), key=_order))
         self._remember(key, ordered)
         return StaticReport(findings=ordered)
 
@@ -722,13 +720,37 @@ class StaticChecker:
             raise StaticCheckError(f"ruff wrote no findings: {type(exc).__name__}") from None
 
     def _mypy(self, code: str) -> tuple[Failure, ...]:
-        with self._lock:
-            return self._mypy_held(code)
+        """mypy's findings of ``code``."""
+        return self._mypy_soon(code)()
 
-    def _mypy_held(self, code: str) -> tuple[Failure, ...]:
+    def _mypy_soon(self, code: str) -> Callable[[], tuple[Failure, ...]]:
+        """Take the loop and send it ``code``; the function returned gives the findings
+        and frees the loop: the caller must call it once, whatever happens meanwhile. A
+        loop that cannot be had or asked is met again (and retried) by that call."""
+        self._lock.acquire()
+        asked: _Asked | StaticCheckError
+        try:
+            asked = self._send(self._running(), code, budget=True)
+        except StaticCheckError as exc:
+            asked = exc
+        except BaseException:
+            self._lock.release()
+            raise
+        return functools.partial(self._mypy_result, code, asked)
+
+    def _mypy_result(self, code: str, asked: _Asked | StaticCheckError) -> tuple[Failure, ...]:
+        """mypy's findings of ``code`` asked by :meth:`_mypy_soon`; frees the loop."""
+        try:
+            return self._mypy_held(code, asked)
+        finally:
+            self._lock.release()
+
+    def _mypy_held(self, code: str, asked: _Asked | StaticCheckError) -> tuple[Failure, ...]:
         """mypy's findings from the loop; the caller holds ``self._lock``."""
         try:
-            return parse_mypy(self._ask(code))
+            if isinstance(asked, StaticCheckError):
+                raise asked
+            return parse_mypy(self._answer(asked))
         except StaticCheckError:
             self._slot.stop()  # dead or stalled: never asked again
         # A fresh daemon must read the known-good text before the answer is retried,
@@ -757,12 +779,22 @@ class StaticChecker:
         """mypy's lines for ``code``. The check may use ``timeout_s`` of the loop's CPU
         time (``budget``), polled while the answer is awaited; where ``/proc`` cannot be
         read, ``timeout_s`` of wall-clock time."""
+        return self._answer(self._send(daemon, code, budget=budget))
+
+    def _send(self, daemon: _Daemon, code: str, *, budget: bool) -> _Asked:
+        """Send ``code`` to the loop, noting its CPU time and the wall-clock fence."""
         limit = self.settings.timeout_s
         start = _cpu_seconds(daemon.pid)
         # Measured CPU time decides; where it cannot be measured, the wall clock does.
         wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if start is not None else limit
-        deadline = time.monotonic() + wall
+        asked = _Asked(daemon, start, wall, time.monotonic() + wall, budget)
         daemon.send(code)
+        return asked
+
+    def _answer(self, asked: _Asked) -> str:
+        """The loop's lines for the text of ``asked``, within its limits (see _request)."""
+        daemon, start, wall, deadline = asked.daemon, asked.start, asked.wall, asked.deadline
+        limit = self.settings.timeout_s
         while True:
             answer = daemon.receive(min(_CPU_POLL_S, max(deadline - time.monotonic(), 0.0)))
             if answer is not None:
@@ -771,7 +803,7 @@ class StaticChecker:
                 daemon.kill()  # stalled: the next check starts a fresh loop
                 raise StaticCheckError(f"mypy did not answer within {wall:g} s")
             used = _cpu_seconds(daemon.pid)
-            if budget and start is not None and used is not None and used - start > limit:
+            if asked.budget and start is not None and used is not None and used - start > limit:
                 daemon.kill()
                 raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
         if "crash" in answer:
@@ -848,27 +880,18 @@ class StaticChecker:
         return daemon
 
 
-class PendingReport:
-    """A :meth:`StaticChecker.check` under way on a thread of its own."""
+@dataclass(frozen=True)
+class _Asked:
+    """A text sent to mypy's loop, its answer not yet read."""
 
-    def __init__(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
-        self._report: StaticReport | None = None
-        # A daemon thread: a caller that stops waiting (its own error) never blocks exit.
-        self._thread = threading.Thread(
-            target=self._run, args=(checker, code, prompt), name="static-check", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
-        try:
-            self._report = checker.check(code, prompt)
-        except Exception as exc:  # check() returns its errors; this is a last fence
-            self._report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
-
-    def result(self) -> StaticReport:
-        """The report, once the check is done (it never raises)."""
-        self._thread.join()
-        return self._report or StaticReport(error="static checks: no report")
+    daemon: _Daemon
+    start: float | None
+    """The loop's CPU seconds when the text was sent (None where unreadable)."""
+    wall: float
+    deadline: float
+    """``time.monotonic()`` past which the loop is deemed stalled."""
+    budget: bool
+    """Whether the check is held to ``timeout_s`` of the loop's CPU time."""
 
 
 @dataclass
