@@ -250,8 +250,11 @@ def probe_sandbox(judge: PythonJudge | None = None) -> str:
         # at load 20-30 on 2 cores): its 2 units took 0.9 s with this thread and 5.9 s
         # without (and 0.8 s in main's run, 4.5 s after warm_start without it); in the
         # library loop, where the probe is on the critical path, no gain (the run ended at
-        # 16.8 s with it, 17.0 s without). Whether that reaches 5% of a 1,000-unit run
-        # (issue 25) is not settled on a quiet machine.
+        # 16.8 s with it, 17.0 s without). Waiting for the one loop rather than starting a
+        # second: the 2-unit library run used 2.85 against 3.80 CPU-s, its probe ended at
+        # 6.8 against 6.4 s (ranges 4.7-9.1 and 6.1-8.0 s; --paths library --roots, 3
+        # alternated runs each at load 11-16). Whether the thread reaches 5% of a
+        # 1,000-unit run (issue 25) is not settled on a quiet machine.
         threading.Thread(target=judge.static.warm, name="mypy-warm", daemon=True).start()
     probe = Case(
         id="sandbox-probe",
