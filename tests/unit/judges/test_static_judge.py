@@ -238,7 +238,7 @@ def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
         return ()
 
     checker._lint = flaky_lint  # type: ignore[method-assign]
-    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    checker._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     try:
         assert checker.check(SNIPPET).error == "static checks: RuntimeError: ruff crashed"
         assert checker.check(SNIPPET) == StaticReport()  # asked again, not the error
@@ -275,7 +275,7 @@ def test_a_remembered_text_is_not_parsed_again(
     monkeypatch.setattr(_static, "parse", counted_parse)
     checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
     checker._lint = lambda code, scan: ()  # type: ignore[method-assign]
-    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    checker._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     try:
         assert checker.check(SNIPPET) == StaticReport()
         assert checker.check(SNIPPET) == StaticReport()

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -54,12 +54,12 @@ def _count_tools(checker: StaticChecker) -> list[str]:
         asked.append("ruff")
         return ()
 
-    def mypy(code: str) -> tuple[Failure, ...]:
+    def mypy(code: str) -> Callable[[], tuple[Failure, ...]]:
         asked.append("mypy")
-        return ()
+        return lambda: ()
 
     checker._lint = ruff  # type: ignore[method-assign]
-    checker._mypy = mypy  # type: ignore[method-assign]
+    checker._mypy_soon = mypy  # type: ignore[method-assign]
     return asked
 
 
@@ -114,7 +114,7 @@ def test_nested_empty_literals_past_the_bracket_limit_are_one_finding(
     assert kind == "types" and "199 brackets open at once (at most 50" in message
     assert asked == []
     assert checker.check("y = " + "[" * 50 + "]" * 50 + "\n").findings == ()
-    assert asked == ["ruff", "mypy"]
+    assert asked == ["mypy", "ruff"]  # mypy is asked first, ruff while it reads
 
 
 def test_a_text_over_the_size_limit_is_one_finding(checker: StaticChecker) -> None:
@@ -124,7 +124,7 @@ def test_a_text_over_the_size_limit_is_one_finding(checker: StaticChecker) -> No
     assert kind == "types" and "too long to check: 60006 characters" in message
     assert asked == []
     assert checker.check("x = 1\n" * 9_999).findings == ()  # under the limit: read as ever
-    assert asked == ["ruff", "mypy"]
+    assert asked == ["mypy", "ruff"]  # mypy is asked first, ruff while it reads
 
 
 def test_a_text_too_deep_for_the_parser_is_a_finding_not_an_exception(
@@ -286,7 +286,7 @@ def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
     )
     fake.chmod(0o755)
     monkeypatch.setattr(_static, "_ruff_binary", lambda: str(fake))
-    checker._mypy = lambda code: ()  # type: ignore[method-assign]
+    checker._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     try:
         poisoned = checker.check("import os\nPOISON = 1\n")
         assert poisoned.error is None

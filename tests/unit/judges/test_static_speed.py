@@ -125,13 +125,6 @@ def test_the_full_judge_finds_what_the_plain_path_finds_after_the_tests(tmp_path
         plain.close()
 
 
-def test_check_soon_gives_the_report_check_gives(fast: StaticChecker) -> None:
-    text = "import os\n\n\ndef f(x: int) -> str:\n    return x\n"
-    pending = fast.check_soon(text)
-    assert pending.result() == fast.check(text)
-    assert [f.code for f in pending.result().findings] == ["F401", "return-value"]
-
-
 def test_unhinted_blanks_ascii_in_comments_only_on_the_tokenizers_rows() -> None:
     text = "s = '\u2028'  # noqa\nimport os  # \u202e noqa\n"
     scan = _static.scan_code(text)
@@ -155,7 +148,7 @@ def test_a_text_that_breaks_the_server_is_its_finding_and_the_next_is_served(
         return real(self, text, timeout_s)
 
     monkeypatch.setattr(RuffServer, "lint", poisoned)
-    fast._mypy = lambda code: ()  # type: ignore[method-assign]
+    fast._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     report = fast.check("import os\nPOISON = 1\n")
     assert report.error is None
     [finding] = report.findings
@@ -175,7 +168,7 @@ def test_a_server_that_fails_the_known_good_text_is_replaced_by_processes(
         raise RuffServerError("ruff's server wrote no findings")
 
     monkeypatch.setattr(RuffServer, "lint", broken)
-    fast._mypy = lambda code: ()  # type: ignore[method-assign]
+    fast._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     for text in ("import os\n", "import re\n"):  # the second goes to a process at once
         report = fast.check(text)
         assert report.error is None and [f.code for f in report.findings] == ["F401"]
@@ -261,7 +254,7 @@ def test_a_server_that_does_not_apply_the_rules_is_never_used(
         real_start(self, timeout_s)
 
     monkeypatch.setattr(RuffServer, "start", forgetful)
-    fast._mypy = lambda code: ()  # type: ignore[method-assign]
+    fast._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     report = fast.check("def f(a=[]):\n    return a\n")
     assert report.error is None and [f.code for f in report.findings] == ["B006"]
     assert fast._slot.ruff_broken

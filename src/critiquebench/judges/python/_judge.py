@@ -21,7 +21,7 @@ from critiquebench.judges.sandbox import (
     attempt_request,
     judge_attempt,
 )
-from critiquebench.judges.static import StaticChecker, StaticSettings
+from critiquebench.judges.static import StaticChecker, StaticReport, StaticSettings
 
 _REFERENCE_CHECK_S = 10.0
 """CPU-seconds one check of a reference solution may take while it is being timed."""
@@ -62,12 +62,12 @@ class PythonJudge(SandboxedJudge):
     def __call__(self, case: Case, artifact: str) -> JudgeResult:
         """Count the defects of ``artifact`` against every check of ``case``."""
         started = time.perf_counter()
-        # ruff and mypy read the code while the sandbox runs it: they only parse it, and
-        # the two together cost about what the tests do.
-        pending = self.static.check_soon(artifact, case.prompt) if self.static is not None else None
+        # ruff and mypy read the code while the sandbox runs it (they only parse it), on
+        # this thread: no thread to start, nor to hand the interpreter to and back.
+        meanwhile = None if self.static is None else _StaticRead(self.static, case, artifact)
         try:
             plans = self._planned(case)
-            judged = self._attempt(case, artifact, plans, self.limits)
+            judged = self._attempt(case, artifact, plans, self.limits, meanwhile)
             if _timed_out(judged) and case.reference_solution:
                 # Only a timeout needs the reference's time: a slow case (or a slow
                 # machine) gets limits scaled from it, and the attempt is judged again.
@@ -81,10 +81,10 @@ class PythonJudge(SandboxedJudge):
                 case, judged.infrastructure_error, started, judged.owned_kind
             )
         findings: tuple[Failure, ...] = ()
-        if pending is not None:
+        if meanwhile is not None:
             # A tool failure would make the lint/types counts silently low: it is a
             # suspected infrastructure error instead, which the proof door settles.
-            report = pending.result()
+            report = meanwhile.report()
             if report.error is not None:
                 return infrastructure_result(case, report.error, started)
             findings = report.findings
@@ -134,12 +134,17 @@ class PythonJudge(SandboxedJudge):
         return replace(result, findings=report.findings if report.error is None else ())
 
     def _attempt(
-        self, case: Case, artifact: str, plans: list[PlannedCheck], limits: SandboxLimits
+        self,
+        case: Case,
+        artifact: str,
+        plans: list[PlannedCheck],
+        limits: SandboxLimits,
+        meanwhile: _StaticRead | None = None,
     ) -> Interpretation:
         nonce = secrets.token_hex(16)
         request = attempt_request(case, artifact, plans, limits, nonce)
         try:
-            raw = judge_attempt(self.sandbox, request)
+            raw = judge_attempt(self.sandbox, request, meanwhile)
         except SandboxUnavailable as exc:
             return Interpretation([], 0, f"sandbox unavailable: {exc}", {})
         return interpret(plans, raw, nonce, limits)
@@ -205,6 +210,27 @@ CANARY_CASE = Case(
 CANARY_ANSWER = "def add(a: int, b: int) -> int:\n    return a + b\n"
 
 
+class _StaticRead:
+    """The static checks of one answer, run once (while its attempt is in the sandbox)."""
+
+    def __init__(self, checker: StaticChecker, case: Case, artifact: str) -> None:
+        self._checker, self._case, self._artifact = checker, case, artifact
+        self._report: StaticReport | None = None
+
+    def __call__(self) -> None:
+        if self._report is not None:
+            return
+        try:
+            self._report = self._checker.check(self._artifact, self._case.prompt)
+        except Exception as exc:  # check() returns its errors; this is a last fence
+            self._report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
+
+    def report(self) -> StaticReport:
+        """The report; read now if the attempt ended before it was (it never raises)."""
+        self()
+        return self._report or StaticReport(error="static checks: no report")
+
+
 def _timed_out(judged: Interpretation) -> bool:
     return any(failure.kind == "timeout" for failure in judged.failures)
 
@@ -217,15 +243,18 @@ def probe_sandbox(judge: PythonJudge | None = None) -> str:
     """
     judge = judge or PythonJudge()
     if judge.static is not None:
-        # The mypy daemon starts while the probe's sandbox worker and ruff's server start,
-        # not after them; and the probe's own check then takes a second mypy lane, so a
-        # run's first units find two daemons running. Measured (bench/fixed_cost.py, a
-        # 2-unit flow run after warm_start, 3 alternated runs each at load 20-30 on 2
-        # cores): its 2 units took 0.9 s with this thread and 5.9 s without (and 0.8 s in
-        # main's run, 4.5 s after warm_start without it); in the library loop, where the
-        # probe is on the critical path, no gain (the run ended at 16.8 s with it, 17.0 s
-        # without). Whether that reaches 5% of a 1,000-unit run (issue 25) is not settled
-        # on a quiet machine.
+        # mypy's loop starts while the probe's sandbox worker and ruff's server start, not
+        # after them; the probe's own check then waits for that loop (one per checker).
+        # Measured when the probe's check started a second loop of its own instead
+        # (bench/fixed_cost.py, a 2-unit flow run after warm_start, 3 alternated runs each
+        # at load 20-30 on 2 cores): its 2 units took 0.9 s with this thread and 5.9 s
+        # without (and 0.8 s in main's run, 4.5 s after warm_start without it); in the
+        # library loop, where the probe is on the critical path, no gain (the run ended at
+        # 16.8 s with it, 17.0 s without). Waiting for the one loop rather than starting a
+        # second: the 2-unit library run used 2.85 against 3.80 CPU-s, its probe ended at
+        # 6.8 against 6.4 s (ranges 4.7-9.1 and 6.1-8.0 s; --paths library --roots, 3
+        # alternated runs each at load 11-16). Whether the thread reaches 5% of a
+        # 1,000-unit run (issue 25) is not settled on a quiet machine.
         threading.Thread(target=judge.static.warm, name="mypy-warm", daemon=True).start()
     probe = Case(
         id="sandbox-probe",

@@ -8,13 +8,18 @@ with the query only as plain data of each check. Both speak to the same worker
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from critiquebench.judges._plain import encode_argument
 from critiquebench.judges.sandbox._limits import SandboxLimits
-from critiquebench.judges.sandbox._pool import RawAttempt, Sandbox, SandboxUnavailable
+from critiquebench.judges.sandbox._pool import (
+    PendingAttempt,
+    RawAttempt,
+    Sandbox,
+    SandboxUnavailable,
+)
 
 if TYPE_CHECKING:
     from critiquebench.judges._case import Case
@@ -92,14 +97,43 @@ def attempt_request(
     }
 
 
-def judge_attempt(sandbox: Sandbox, request: dict[str, Any]) -> RawAttempt:
+def judge_attempt(
+    sandbox: Sandbox, request: dict[str, Any], meanwhile: Callable[[], object] | None = None
+) -> RawAttempt:
     """Run one attempt; :class:`SandboxUnavailable` only when a fresh worker fails it too.
 
     A worker can die for reasons of its own (the host killed it): one fresh worker
     decides. Twice in a row is the attempt's doing only if the worker stays healthy
     otherwise, so the second failure is raised as is.
+
+    ``meanwhile`` is called once, on this thread, while the worker judges (the Python
+    judge reads the answer's code with ruff and mypy then); an error it raises gives the
+    attempt up and is raised. Measured gain against a thread started per attempt for the
+    static checks (``bench/judge.py``, fresh answers, one worker, three pairs of three
+    rounds alternated, 2 cores at load 12-29, with mypy reading beside ruff too): the
+    thread's start had held the attempt back 3.6-5.1 ms (median, load 5-7) before it was
+    sent, now 0.1-0.8 ms; the full judge's rate over the tests-only judge's in the same
+    round, median 0.81 -> 0.89 (rounds 1-2: 0.84 -> 0.98), its CPU an attempt 21.2 ->
+    18.4 ms (every process), the same findings.
     """
+    if meanwhile is None:
+        try:
+            return sandbox.judge(request)
+        except SandboxUnavailable:
+            return sandbox.judge(request)
     try:
-        return sandbox.judge(request)
+        pending: PendingAttempt | None = sandbox.begin(request)
     except SandboxUnavailable:
-        return sandbox.judge(request)
+        pending = None
+    try:
+        meanwhile()
+    except BaseException:
+        if pending is not None:
+            pending.discard()
+        raise
+    if pending is not None:
+        try:
+            return pending.result()
+        except SandboxUnavailable:
+            pass
+    return sandbox.judge(request)

