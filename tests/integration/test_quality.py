@@ -286,6 +286,38 @@ def test_each_corruption_is_caught_by_its_expectation(
     assert _fingerprint(clean_output) == original_fingerprint
 
 
+def test_the_two_passes_give_what_one_summary_pass_gives(
+    clean_output: Path, tmp_path: Path
+) -> None:
+    # The check validates with BOOLEAN_ONLY first and asks GX's SUMMARY only of what
+    # failed or observes a value; the outcomes must be those of one SUMMARY pass.
+    from critiquebench.quality._check import outcome_of
+    from critiquebench.quality._load import load_tables
+    from critiquebench.quality._suites import arms_of_run, build_suite, ephemeral_context
+
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    for name in ("duplicate unit", "orphan call", "loops over the limit", "null arm"):
+        CORRUPTIONS[name][0](copy / RUN_ID)
+    frames, retry_limit = load_tables(copy, RUN_ID)
+    arms = arms_of_run(frames["runs"])
+    source = ephemeral_context().data_sources.add_pandas("one-pass")
+    expected = []
+    for table, frame in frames.items():
+        batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
+        validation = batch.get_batch(batch_parameters={"dataframe": frame}).validate(
+            build_suite(table, arms),
+            expectation_parameters={"run_ids": [RUN_ID], "retry_limit": retry_limit},
+            result_format={"result_format": "SUMMARY", "partial_unexpected_count": 5},
+        )
+        expected += [outcome_of(table, result, frame) for result in validation.results]
+
+    found = check_run(copy, RUN_ID).results
+
+    assert sorted(map(repr, found)) == sorted(map(repr, expected))
+    assert sum(not outcome.success for outcome in found) >= 4
+
+
 runner = CliRunner()
 
 

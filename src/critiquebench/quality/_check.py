@@ -15,6 +15,7 @@ from critiquebench.quality._report import ExpectationOutcome, QualityReport
 if TYPE_CHECKING:
     import great_expectations as gx
     from great_expectations.core import ExpectationValidationResult
+    from great_expectations.datasource.fluent.interfaces import Batch
 
     from critiquebench.quality._suites import ArmSpecs
 
@@ -23,6 +24,7 @@ Frame = Any
 
 SHOWN_ROWS = 5
 _FORMAT = {"result_format": "SUMMARY", "partial_unexpected_count": SHOWN_ROWS}
+_BOOLEAN = {"result_format": "BOOLEAN_ONLY"}
 
 
 def _plain(value: Any) -> Any:
@@ -145,31 +147,57 @@ def _validate(
 
 
 def validate_suites(
-    jobs: dict[str, tuple[Frame, gx.ExpectationSuite]],
-    parameters: dict[str, Any],
-    *,
-    summary: bool = True,
+    jobs: dict[str, tuple[Frame, gx.ExpectationSuite]], parameters: dict[str, Any]
 ) -> dict[str, list[ExpectationValidationResult]]:
-    """GX's results of each table's frame against its suite, in the suite's order.
+    """GX's results of each table's frame against its suite (``build_suite``'s), in the
+    suite's order.
 
-    ``summary`` False: only whether each expectation held (GX's BOOLEAN_ONLY, half the
-    work: no offending rows or counts are gathered).
+    In two passes: the whole suite with GX's BOOLEAN_ONLY (whether each expectation
+    held; no offending rows or counts are gathered), then with SUMMARY only the
+    expectations that failed and those whose result says more than a count (table
+    and aggregate ones: the observed value). A row-by-row expectation that held gets
+    what its SUMMARY result says: 0 unexpected.
+
+    Measured gain: the four tables of a clean 328-unit run (260 expectations) took
+    1.2 CPU-s to validate instead of 2.9 with one SUMMARY pass (medians of 3
+    interleaved rounds in one process, load 13).
     """
     # Imported here: Great Expectations takes seconds to import, and only this needs it.
-    from critiquebench.quality._suites import ephemeral_context
+    from critiquebench.quality._suites import ephemeral_context, row_by_row, subsuite
 
-    result_format = _FORMAT if summary else {"result_format": "BOOLEAN_ONLY"}
     source = ephemeral_context().data_sources.add_pandas("critiquebench")
     found: dict[str, list[ExpectationValidationResult]] = {}
     for table, (frame, suite) in jobs.items():
-        batch = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
+        asset = source.add_dataframe_asset(table).add_batch_definition_whole_dataframe(table)
         # Validated straight on the batch: a validation definition would also store the
         # suite, itself and its results in the context, which nothing here reads again.
-        validation = batch.get_batch(batch_parameters={"dataframe": frame}).validate(
-            suite, expectation_parameters=parameters, result_format=result_format
-        )
-        found[table] = list(validation.results)
+        batch = asset.get_batch(batch_parameters={"dataframe": frame})
+        first = _by_id(_validate_on(batch, suite, parameters, _BOOLEAN))
+        held = {
+            e.id: first[e.id]
+            for e in suite.expectations
+            if e.id in first and first[e.id].success and row_by_row(e)
+        }
+        for result in held.values():
+            result.result = {"unexpected_count": 0}
+        rerun = subsuite(suite, [e for e in suite.expectations if e.id not in held])
+        second = _by_id(_validate_on(batch, rerun, parameters, _FORMAT))
+        found[table] = [{**held, **second}[e.id] for e in suite.expectations]
     return found
+
+
+def _validate_on(
+    batch: Batch, suite: gx.ExpectationSuite, parameters: dict[str, Any], form: dict[str, Any]
+) -> list[ExpectationValidationResult]:
+    validation = batch.validate(suite, expectation_parameters=parameters, result_format=form)
+    return list(validation.results)
+
+
+def _by_id(
+    results: list[ExpectationValidationResult],
+) -> dict[str | None, ExpectationValidationResult]:
+    """Results by their expectation's id (GX returns them in an order of its own)."""
+    return {r.expectation_config.id if r.expectation_config else None: r for r in results}
 
 
 def outcome_of(table: str, result: ExpectationValidationResult, frame: Frame) -> ExpectationOutcome:

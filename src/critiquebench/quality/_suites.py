@@ -9,20 +9,12 @@ DuckDB beforehand, see ``_load.DERIVED_SQL``.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping
 from typing import Any, get_args
 
-import great_expectations as gx
-import great_expectations.expectations as gxe
 import pyarrow as pa
-from great_expectations.data_context import EphemeralDataContext
-from great_expectations.data_context.types.base import (
-    DataContextConfig,
-    InMemoryStoreBackendDefaults,
-    ProgressBarsConfig,
-)
-from great_expectations.expectations.row_conditions import Column as RowColumn
 
 from critiquebench.loop import (
     BUILTIN_ARMS,
@@ -36,6 +28,23 @@ from critiquebench.loop import (
 )
 from critiquebench.models import ROLES
 from critiquebench.pipeline import TABLES, RunStatus
+from critiquebench.quality._gx import lazily_loaded
+
+with lazily_loaded():  # GX's own imports that no suite here calls are deferred
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context import EphemeralDataContext
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+    from great_expectations.expectations.expectation import (
+        ColumnMapExpectation,
+        ColumnPairMapExpectation,
+        MulticolumnMapExpectation,
+    )
+    from great_expectations.expectations.row_conditions import Column as RowColumn
 
 ArmSpecs = Mapping[str, ArmSpec | None]
 """The run's arms by name; None for an arm whose loop cannot be loaded where the check
@@ -270,7 +279,33 @@ def build_suite(table: str, arms: ArmSpecs = BUILTIN_ARMS) -> gx.ExpectationSuit
     suite = gx.ExpectationSuite(name=f"critiquebench.{table}", expectations=expectations)
     if len(suite.expectations) != len(expectations):
         raise ValueError(f"an expectation of the {table} suite is invalid (see the log)")
+    _number(suite)
     return suite
+
+
+def _number(suite: gx.ExpectationSuite) -> None:
+    """Give each expectation an id, its place in ``suite``: GX's results carry it, and
+    come in an order of GX's own."""
+    for index, expectation in enumerate(suite.expectations):
+        expectation.id = f"{suite.name}:{index}"
+
+
+def subsuite(
+    suite: gx.ExpectationSuite, expectations: list[gxe.Expectation]
+) -> gx.ExpectationSuite:
+    """A suite of some of ``suite``'s ``expectations`` (copies), with their ids."""
+    copies = [copy.copy(e) for e in expectations]
+    part = gx.ExpectationSuite(name=suite.name, expectations=copies)
+    for original, kept in zip(expectations, part.expectations, strict=True):
+        kept.id = original.id
+    return part
+
+
+def row_by_row(expectation: gxe.Expectation) -> bool:
+    """Whether ``expectation`` holds exactly when no row is unexpected (a map
+    expectation that allows none): a count is all its result can add."""
+    kinds = (ColumnMapExpectation, ColumnPairMapExpectation, MulticolumnMapExpectation)
+    return isinstance(expectation, kinds) and getattr(expectation, "mostly", 1) == 1
 
 
 def ephemeral_context() -> EphemeralDataContext:

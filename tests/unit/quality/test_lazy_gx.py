@@ -1,0 +1,43 @@
+"""Great Expectations is imported with the libraries no suite calls left unexecuted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_suites_leave_scipy_stats_and_altair_unexecuted_until_used() -> None:
+    script = """
+import sys, types
+import critiquebench.quality._suites
+lazy = {name: type(sys.modules[name]) is not types.ModuleType for name in ("scipy.stats", "altair")}
+print(sorted(name for name, deferred in lazy.items() if deferred))
+import scipy.stats
+print(round(float(scipy.stats.entropy([1, 1])), 4), type(sys.modules["scipy.stats"]).__name__)
+import altair
+print(altair.Chart.__name__)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # Deferred while Great Expectations was imported; whole once something uses them.
+    assert done.stdout.split("\n")[:3] == ["['altair', 'scipy.stats']", "0.6931 module", "Chart"]
+
+
+def test_a_module_imported_before_is_left_as_it_is() -> None:
+    script = """
+import sys, types
+import altair
+from critiquebench.quality._gx import lazily_loaded
+print("pyclbr" in sys.modules)
+with lazily_loaded(("altair", "pyclbr")):
+    import altair as again, pyclbr
+print(again is altair, type(altair) is types.ModuleType, type(pyclbr) is types.ModuleType)
+print(pyclbr.readmodule.__name__, type(pyclbr) is types.ModuleType)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["False", "True True False", "readmodule True"]
