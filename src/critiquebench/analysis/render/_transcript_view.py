@@ -23,6 +23,7 @@ from critiquebench.analysis.views import (
     READABLE_TABLES,
     connect,
     define_tables,
+    spilling_connection,
     table_files,
 )
 from critiquebench.pipeline import Root
@@ -165,6 +166,10 @@ def load_stories(
     return [_story(case, attempts, entries) for case in cases]
 
 
+STREAM_ROWS = 2_048
+"""Rows fetched at a time when every unit's story is read (``all_stories``)."""
+
+
 def all_stories(
     output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> Iterator[list[UnitStory]]:
@@ -173,28 +178,84 @@ def all_stories(
 
     ``tables`` is the run's measured tables already open (the report's snapshot, see
     ``connect``); without it they are read here. The transcripts are read once either way.
+    The three tables are read sorted by case and rep, a few thousand rows at a time,
+    and merged: only one group's rows are held at once, whatever the run's size (the
+    stories of a 10,000-unit run's report had held every row of the three tables).
     """
     if tables is None:
         tables = connect(output, [run_id], snapshot=True)
     order = "ORDER BY case_id, rep, arm"
     where = "WHERE run_id = ?"
-    cases = _dicts(tables, f"SELECT * FROM cases {where} {order}", [run_id])
-    attempts = _grouped(_dicts(tables, f"SELECT * FROM attempts {where} {order}", [run_id]))
-    side = duckdb.connect()
-    define_tables(side, table_files(output, [run_id], ["transcripts"]), "VIEW", ["transcripts"])
-    entries = _grouped(_dicts(side, f"SELECT * FROM transcripts {where} {order}", [run_id]))
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for case in cases:
-        groups.setdefault((case["case_id"], case["rep"]), []).append(case)
-    for key, units in groups.items():
-        yield [_story(case, attempts.get(key, []), entries.get(key, [])) for case in units]
+    side = spilling_connection()  # the transcripts' sort spills past its memory
+    try:
+        define_tables(side, table_files(output, [run_id], ["transcripts"]), "VIEW", ["transcripts"])
+        cases = _streamed(tables, f"SELECT * FROM cases {where} {order}", [run_id])
+        attempts = _Sorted(_streamed(tables, f"SELECT * FROM attempts {where} {order}", [run_id]))
+        entries = _Sorted(
+            _streamed(
+                side, f"SELECT {_TRANSCRIPT_COLUMNS} FROM transcripts {where} {order}", [run_id]
+            )
+        )
+        units: list[dict[str, Any]] = []
+        for case in cases:
+            if units and _key(case) != _key(units[0]):
+                yield _group(units, attempts, entries)
+                units = []
+            units.append(case)
+        if units:
+            yield _group(units, attempts, entries)
+    finally:
+        side.close()
 
 
-def _grouped(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
-    by_unit: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    for row in rows:
-        by_unit.setdefault((row["case_id"], row["rep"]), []).append(row)
-    return by_unit
+_TRANSCRIPT_COLUMNS = (
+    "case_id, rep, arm, iteration, entry, kind, role, cached, messages, reply, parsed, error"
+)
+"""The transcripts' columns a story shows: the sort carries these, not every column."""
+
+
+def _key(row: dict[str, Any]) -> tuple[str, int]:
+    return (row["case_id"], row["rep"])
+
+
+def _group(units: list[dict[str, Any]], attempts: _Sorted, entries: _Sorted) -> list[UnitStory]:
+    key = _key(units[0])
+    mine, talk = attempts.take(key), entries.take(key)
+    return [_story(case, mine, talk) for case in units]
+
+
+def _streamed(
+    connection: duckdb.DuckDBPyConnection, query: str, params: list[Any]
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``query`` as dicts, fetched ``STREAM_ROWS`` at a time."""
+    cursor = connection.cursor()  # its own result: the three reads are interleaved
+    reader = cursor.sql(query, params=params).to_arrow_reader(STREAM_ROWS)
+    try:
+        for batch in reader:
+            yield from batch.to_pylist()
+    finally:
+        cursor.close()
+
+
+class _Sorted:
+    """Rows sorted by (case_id, rep), taken one key at a time in ascending order.
+
+    DuckDB sorts text by its UTF-8 bytes, which is the order of Python's ``str``
+    comparison, so a key the rows skip (a unit with no cases row) is passed over.
+    """
+
+    def __init__(self, rows: Iterator[dict[str, Any]]) -> None:
+        self._rows = rows
+        self._next = next(rows, None)
+
+    def take(self, key: tuple[str, int]) -> list[dict[str, Any]]:
+        """The rows of ``key``, after dropping those of smaller keys."""
+        taken: list[dict[str, Any]] = []
+        while self._next is not None and _key(self._next) <= key:
+            if _key(self._next) == key:
+                taken.append(self._next)
+            self._next = next(self._rows, None)
+        return taken
 
 
 def _story(

@@ -9,6 +9,7 @@ runs stored beside it.
 from __future__ import annotations
 
 import re
+import secrets
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -286,6 +287,22 @@ def _one_schema(connection: duckdb.DuckDBPyConnection) -> bool:
     return bool(rows and rows[0][0])
 
 
+SNAPSHOT_MEMORY = "256MB"
+"""What a snapshot's DuckDB may hold in memory (its tables and its queries' work):
+past it, DuckDB moves blocks to a temporary folder it removes when closed, so a
+reader's memory no longer grows with the run (a snapshot of a 10,000-unit run had
+held every row of cases, attempts and calls in memory)."""
+
+
+def spilling_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that keeps ``SNAPSHOT_MEMORY`` and spills the rest to a
+    folder of its own under the system's temporary folder (DuckDB's default is
+    ``.tmp`` in the working folder), which it deletes when closed."""
+    folder = Path(tempfile.gettempdir()) / f"critiquebench-duckdb-{secrets.token_hex(6)}"
+    # Left for DuckDB to create: a folder it created is one it deletes again.
+    return duckdb.connect(config={"memory_limit": SNAPSHOT_MEMORY, "temp_directory": str(folder)})
+
+
 def connect(
     output: Root, runs: Sequence[str] | None = None, *, snapshot: bool = False
 ) -> duckdb.DuckDBPyConnection:
@@ -303,7 +320,7 @@ def connect(
     The connection is unrestricted; for queries typed by a user, use
     :func:`read_only_connection`.
     """
-    connection = duckdb.connect()
+    connection = spilling_connection() if snapshot else duckdb.connect()
     # A snapshot is for the measuring readers: the transcripts stay on disk for them.
     tables = tuple(TABLES) if snapshot else READABLE_TABLES
     files = table_files(output, runs, tables)
