@@ -128,7 +128,7 @@ def _build(
         return connection.execute(query, params).fetchall()
 
     costs, total = _costs(connection, params, prices)
-    rounds = rows(sql.ROUNDS)
+    rounds = parts.arm_rounds(connection.sql(sql.ROUNDS, params=params).to_arrow_table())
     statistics = _statistics(
         parts.defects_by_case(rows(sql.DEFECTS_BY_CASE)),
         parts.pairs_by_case(rows(sql.PAIRS_BY_CASE)),
