@@ -36,6 +36,7 @@ from critiquebench.analysis.report._report_types import (
     ArmSummary,
     FailedUnit,
     RunCost,
+    RunMeta,
     RunReport,
     Statistics,
     withhold_verdicts,
@@ -146,7 +147,7 @@ def _build(
         dataclasses.replace(arm, units_not_compared=left_out.get(arm.arm, 0)) for arm in arms
     )
     meta = parts.meta(rows(sql.META))
-    unmeasured = fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
+    unmeasured = _unmeasured(rows, meta)
     report = RunReport(
         run_id=run_id,
         target=target,
@@ -189,6 +190,19 @@ def _build(
             else None,
         )
     )
+
+
+def _unmeasured(rows: Callable[[str], list[tuple[Any, ...]]], meta: RunMeta | None) -> Unmeasured:
+    """The units not measured and, when there are any, the matrix filled with them.
+
+    A run whose every planned unit has a row without an error has nothing to fill, and
+    its matrix is never read (``_sensitivity`` is for runs with units not measured):
+    it is not built, which spares a row and an object per unit of the run.
+    """
+    ((landed, errors),) = rows(sql.LANDED)
+    if not errors and (meta is None or landed >= meta.units_planned):
+        return Unmeasured(missing=(), unnamed=0, arms={})
+    return fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
 
 
 def with_run_state(connection: duckdb.DuckDBPyConnection, report: RunReport) -> RunReport:
