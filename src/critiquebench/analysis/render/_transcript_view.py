@@ -189,9 +189,17 @@ def all_stories(
     side = spilling_connection()  # the transcripts' sort spills past its memory
     try:
         define_tables(side, table_files(output, [run_id], ["transcripts"]), "VIEW", ["transcripts"])
-        cases = _streamed(tables, f"SELECT {_CASE_COLUMNS} FROM cases {where} {order}", [run_id])
+        # A cursor each: the reads are interleaved. The transcripts' connection is used
+        # as it is: an object-store run's files are registered with it, not its cursors.
+        cases = _streamed(
+            tables.cursor(), f"SELECT {_CASE_COLUMNS} FROM cases {where} {order}", [run_id]
+        )
         attempts = _Sorted(
-            _streamed(tables, f"SELECT {_ATTEMPT_COLUMNS} FROM attempts {where} {order}", [run_id])
+            _streamed(
+                tables.cursor(),
+                f"SELECT {_ATTEMPT_COLUMNS} FROM attempts {where} {order}",
+                [run_id],
+            )
         )
         entries = _Sorted(
             _streamed(
@@ -238,14 +246,14 @@ def _group(units: list[dict[str, Any]], attempts: _Sorted, entries: _Sorted) -> 
 def _streamed(
     connection: duckdb.DuckDBPyConnection, query: str, params: list[Any]
 ) -> Iterator[dict[str, Any]]:
-    """The rows of ``query`` as dicts, fetched ``STREAM_ROWS`` at a time."""
-    cursor = connection.cursor()  # its own result: the three reads are interleaved
-    reader = cursor.sql(query, params=params).to_arrow_reader(STREAM_ROWS)
+    """The rows of ``query`` as dicts, fetched ``STREAM_ROWS`` at a time; ``connection``
+    (a cursor of its own: a connection runs one query at a time) is closed at the end."""
     try:
+        reader = connection.sql(query, params=params).to_arrow_reader(STREAM_ROWS)
         for batch in reader:
             yield from batch.to_pylist()
     finally:
-        cursor.close()
+        connection.close()
 
 
 class _Sorted:
