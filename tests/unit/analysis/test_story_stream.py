@@ -1,6 +1,7 @@
-"""Every unit's story, read as three sorted streams merged (``all_stories``), is the
-story ``show`` reads for that unit alone, and the units page writes its story scripts
-as it makes them, the same files as a page held in memory."""
+"""Every unit's story, read a chunk of cases and reps at a time from three tables
+sorted and merged (``all_stories``), is the story ``show`` reads for that unit alone,
+and the units page writes its story scripts as it makes them, the same files as a
+page held in memory."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def _write(output: Path, run_id: str) -> list[FakeUnit]:
 def test_streamed_stories_are_the_stories_of_each_unit_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_transcript_view, "STREAM_ROWS", 4)  # many fetches per table
+    monkeypatch.setattr(_transcript_view, "STORY_CHUNK_UNITS", 3)  # many chunks, cut anywhere
     units = _write(tmp_path, "r")
     groups = list(all_stories(tmp_path, "r"))
     keys = [(stories[0].case_id, stories[0].rep) for stories in groups]

@@ -166,56 +166,89 @@ def load_stories(
     return [_story(case, attempts, entries) for case in cases]
 
 
-STREAM_ROWS = 2_048
-"""Rows fetched at a time when every unit's story is read (``all_stories``)."""
+STORY_CHUNK_UNITS = 4_000
+"""About how many units' stories ``all_stories`` reads at once (whole cases and reps)."""
+
+_ORDER = "ORDER BY case_id, rep, arm"
+# The cases and reps of one chunk, from (low case, low rep) to (high case, high rep).
+_IN_CHUNK = """WHERE run_id = $run_id
+    AND (case_id > $low_case OR (case_id = $low_case AND rep >= $low_rep))
+    AND (case_id < $high_case OR (case_id = $high_case AND rep <= $high_rep))"""
 
 
 def all_stories(
     output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
 ) -> Iterator[list[UnitStory]]:
     """Every unit's story in ``run_id``, a list per case and rep (its arms, sorted), the
-    groups in order of case and rep: one scan per table, not one per unit.
+    groups in order of case and rep.
 
     ``tables`` is the run's measured tables already open (the report's snapshot, see
-    ``connect``); without it they are read here. The transcripts are read once either way.
-    The three tables are read sorted by case and rep, a few thousand rows at a time,
-    and merged: only one group's rows are held at once, whatever the run's size (the
-    stories of a 10,000-unit run's report had held every row of the three tables).
+    ``connect``); without it they are read here. The stories are read a chunk of cases
+    and reps at a time (``STORY_CHUNK_UNITS``), each table's rows of the chunk sorted
+    and merged: what is held, and what DuckDB sorts, is one chunk's rows whatever the
+    run's size. The stories of a 10,000-unit run's report had held every row of the
+    three tables; sorting whole tables instead ran out of DuckDB's memory at 100,000.
     """
     if tables is None:
         tables = connect(output, [run_id], snapshot=True)
-    order = "ORDER BY case_id, rep, arm"
-    where = "WHERE run_id = ?"
-    side = spilling_connection()  # the transcripts' sort spills past its memory
+    side = spilling_connection()
     try:
         define_tables(side, table_files(output, [run_id], ["transcripts"]), "VIEW", ["transcripts"])
-        # A cursor each: the reads are interleaved. The transcripts' connection is used
-        # as it is: an object-store run's files are registered with it, not its cursors.
-        cases = _streamed(
-            tables.cursor(), f"SELECT {_CASE_COLUMNS} FROM cases {where} {order}", [run_id]
-        )
-        attempts = _Sorted(
-            _streamed(
-                tables.cursor(),
-                f"SELECT {_ATTEMPT_COLUMNS} FROM attempts {where} {order}",
-                [run_id],
+        for low, high in _chunks(tables, run_id):
+            params = {"run_id": run_id, "low_case": low[0], "low_rep": low[1],
+                      "high_case": high[0], "high_rep": high[1]}  # fmt: skip
+            cases = _rows(tables, f"SELECT {_CASE_COLUMNS} FROM cases {_IN_CHUNK} {_ORDER}", params)
+            attempts = _Sorted(
+                _rows(
+                    tables, f"SELECT {_ATTEMPT_COLUMNS} FROM attempts {_IN_CHUNK} {_ORDER}", params
+                )
             )
-        )
-        entries = _Sorted(
-            _streamed(
-                side, f"SELECT {_TRANSCRIPT_COLUMNS} FROM transcripts {where} {order}", [run_id]
+            entries = _Sorted(
+                _rows(
+                    side,
+                    f"SELECT {_TRANSCRIPT_COLUMNS} FROM transcripts {_IN_CHUNK} {_ORDER}",
+                    params,
+                )
             )
-        )
-        units: list[dict[str, Any]] = []
-        for case in cases:
-            if units and _key(case) != _key(units[0]):
+            units: list[dict[str, Any]] = []
+            for case in cases:
+                if units and _key(case) != _key(units[0]):
+                    yield _group(units, attempts, entries)
+                    units = []
+                units.append(case)
+            if units:
                 yield _group(units, attempts, entries)
-                units = []
-            units.append(case)
-        if units:
-            yield _group(units, attempts, entries)
     finally:
         side.close()
+
+
+def _chunks(
+    tables: duckdb.DuckDBPyConnection, run_id: str
+) -> Iterator[tuple[tuple[str, int], tuple[str, int]]]:
+    """Consecutive ranges of the run's (case, rep) pairs, in DuckDB's order, each of
+    about ``STORY_CHUNK_UNITS`` units: the first pair and the last of each."""
+    counts = tables.sql(
+        "SELECT case_id, rep, count(*) FROM cases WHERE run_id = $run_id "
+        "GROUP BY case_id, rep ORDER BY case_id, rep",
+        params={"run_id": run_id},
+    ).fetchall()
+    first: tuple[str, int] | None = None
+    units = 0
+    for case_id, rep, count in counts:
+        first = first or (case_id, rep)
+        units += count
+        if units >= STORY_CHUNK_UNITS:
+            yield first, (case_id, rep)
+            first, units = None, 0
+    if first is not None:
+        yield first, (counts[-1][0], counts[-1][1])
+
+
+def _rows(
+    connection: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = connection.sql(query, params=params).to_arrow_table().to_pylist()
+    return rows
 
 
 # The columns a story shows (``_story``): only these are sorted and made Python
@@ -243,19 +276,6 @@ def _group(units: list[dict[str, Any]], attempts: _Sorted, entries: _Sorted) -> 
     return [_story(case, mine, talk) for case in units]
 
 
-def _streamed(
-    connection: duckdb.DuckDBPyConnection, query: str, params: list[Any]
-) -> Iterator[dict[str, Any]]:
-    """The rows of ``query`` as dicts, fetched ``STREAM_ROWS`` at a time; ``connection``
-    (a cursor of its own: a connection runs one query at a time) is closed at the end."""
-    try:
-        reader = connection.sql(query, params=params).to_arrow_reader(STREAM_ROWS)
-        for batch in reader:
-            yield from batch.to_pylist()
-    finally:
-        connection.close()
-
-
 class _Sorted:
     """Rows sorted by (case_id, rep), taken one key at a time in ascending order.
 
@@ -263,9 +283,9 @@ class _Sorted:
     comparison, so a key the rows skip (a unit with no cases row) is passed over.
     """
 
-    def __init__(self, rows: Iterator[dict[str, Any]]) -> None:
-        self._rows = rows
-        self._next = next(rows, None)
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = iter(rows)
+        self._next = next(self._rows, None)
 
     def take(self, key: tuple[str, int]) -> list[dict[str, Any]]:
         """The rows of ``key``, after dropping those of smaller keys."""
