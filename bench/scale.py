@@ -10,8 +10,10 @@ For each size, in fresh processes and a fresh output folder (no call cache):
   (``sql`` with one query counting the cases).
 
 Printed per size: units, wall seconds of each step (the compaction's apart), files
-written under the run before the compaction and left after it, and the peak memory
-(``VmHWM``, see critiquebench.runtime.peak_memory) of every process.
+written under the run before the compaction and left after it, the peak memory
+(``VmHWM``, see critiquebench.runtime.peak_memory) of every process, and the CPU
+seconds of each (user + system, its children's included): on a shared machine the
+wall time says more about the others' load than about the step.
 ``--output`` puts the runs on another store (e.g. ``s3://bucket/scale``); the local
 default is a temporary folder removed at the end.
 
@@ -148,7 +150,7 @@ def main() -> None:
     print(f"load average at start: {load:.1f} on {os.cpu_count()} cores")
     header = (
         "units | files written / left | run s (compaction s) | report s | check s | sql s "
-        "| peak MiB run/report/check/sql"
+        "| peak MiB run/report/check/sql | CPU s run/report/check/sql"
     )
     print(header)
     for size in options.sizes:
@@ -161,7 +163,8 @@ def main() -> None:
             f"{m['units']:,.0f} | {m['written']:,.0f} / {m['files']:,.0f} | {m['run_s']:.1f} "
             f"({m['compact_s']:.1f}) | {m['report_s']:.1f} | "
             f"{m['check_s']:.1f} | {m['sql_s']:.1f} | {m['run_mib']:.0f}/{m['report_mib']:.0f}/"
-            f"{m['check_mib']:.0f}/{m['sql_mib']:.0f}",
+            f"{m['check_mib']:.0f}/{m['sql_mib']:.0f} | {m['run_cpu']:.1f}/{m['report_cpu']:.1f}/"
+            f"{m['check_cpu']:.1f}/{m['sql_cpu']:.1f}",
             flush=True,
         )
         print(json.dumps(m), flush=True)

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         write_report_files,
         write_reports,
         write_units_page,
+        write_units_stories,
     )
     from critiquebench.analysis.report import (
         FAILURE_RULE,
@@ -181,6 +182,7 @@ _LAZY = {
             "vega_bundle",
             *("UNITS_FOLDER", "UnitRow", "UnitsPage", "story_html", "units_page"),
             "write_units_page",
+            "write_units_stories",
         ),
         "render",
     ),
@@ -371,4 +373,5 @@ __all__ = [
     "write_report_files",
     "write_reports",
     "write_units_page",
+    "write_units_stories",
 ]

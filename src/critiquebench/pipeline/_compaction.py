@@ -28,11 +28,13 @@ import contextlib
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from critiquebench.pipeline._layout import (
@@ -102,23 +104,27 @@ def compact_run(
     sources = [path.name for path in files.live["cases"] if is_batch_file(path.name)]
     if not sources:
         return None
-    owners, total = _owners(run_dir, sources)
-    excluded = {identity for identity in owners if unit_key(*identity) in exclude}
-    if len(sources) == 1 and is_part_file(sources[0]) and total == len(owners) and not excluded:
+    units = _units(run_dir, sources)
+    excluded = units.matching(exclude)
+    once = units.rows.num_rows == units.count
+    if len(sources) == 1 and is_part_file(sources[0]) and once and not excluded:
         return None
-    keep: dict[str, set[Identity]] = {name: set() for name in sources}
-    for identity, name in owners.items():
-        if identity not in excluded:
-            keep[name].add(identity)
-    part = part_file_name(sum(len(units) for units in keep.values()))
+    drop: dict[str, set[Identity]] = {name: set() for name in sources}
+    for identity, names in units.repeated.items():
+        for name in names[:-1]:  # the rows of the last file written stay
+            drop[name].add(identity)
+    for identity, names in excluded.items():
+        for name in names:
+            drop[name].add(identity)
+    part = part_file_name(units.count - len(excluded))
     try:
-        _write_part(run_dir, files, sources, keep, part)
+        _write_part(run_dir, files, sources, drop, part)
     except _SchemaChanged as why:
         _log.warning("run %s is not compacted: %s", run_id, why)
         return None
     after = list_run_files(run_dir)
     _delete_replaced(after)
-    return Compacted(part, len(owners) - len(excluded), len(sources), len(excluded))
+    return Compacted(part, units.count - len(excluded), len(sources), len(excluded))
 
 
 def supersede(store: ResultStore, run_id: str, keys: frozenset[str]) -> None:
@@ -133,24 +139,64 @@ def supersede(store: ResultStore, run_id: str, keys: frozenset[str]) -> None:
     compact_run(store.root, run_id, exclude=keys)
 
 
-def _owners(run_dir: Root, sources: list[str]) -> tuple[dict[Identity, str], int]:
-    """Each unit of the sources and the file whose rows are kept (the last by name),
-    and how many cases rows the sources hold in all."""
-    owners: dict[Identity, str] = {}
-    total = 0
-    for name in sources:
-        columns = read_parquet(run_dir / "cases" / name, ["case_id", "arm", "rep"]).to_pydict()
-        for identity in zip(columns["case_id"], columns["arm"], columns["rep"], strict=True):
-            owners[identity] = name
-            total += 1
-    return owners, total
+@dataclass(frozen=True)
+class _Units:
+    """The units of a compaction's sources, as their cases rows name them."""
+
+    rows: pa.Table
+    """``case_id``, ``arm``, ``rep`` and ``file`` (the source's index) of every cases row."""
+    sources: list[str]
+    count: int
+    """Distinct units."""
+    repeated: dict[Identity, list[str]]
+    """Units with rows in more than one source (a batch a cluster ran twice), and those
+    sources in name order; nearly always none."""
+
+    def matching(self, keys: frozenset[str]) -> dict[Identity, list[str]]:
+        """The units whose keys are in ``keys``, and the sources holding their rows."""
+        if not keys:  # the usual case: no key made for each of the run's units
+            return {}
+        return self.sources_of(lambda identity: unit_key(*identity) in keys)
+
+    def sources_of(self, wanted: Callable[[Identity], bool]) -> dict[Identity, list[str]]:
+        """The units ``wanted`` picks, and the sources holding their rows, in name order."""
+        columns = self.rows.to_pydict()
+        found: dict[Identity, list[str]] = {}
+        for *identity, index in zip(
+            columns["case_id"], columns["arm"], columns["rep"], columns["file"], strict=True
+        ):
+            unit = (str(identity[0]), str(identity[1]), int(identity[2]))
+            if wanted(unit):
+                names = found.setdefault(unit, [])
+                if self.sources[index] not in names:
+                    names.append(self.sources[index])
+        return found
+
+
+def _units(run_dir: Root, sources: list[str]) -> _Units:
+    """The units of the sources' cases files, counted in Arrow: a few bytes a unit (the
+    compaction that ends a run had held a Python tuple per unit, twice)."""
+    parts = []
+    for index, name in enumerate(sources):
+        data = read_parquet(run_dir / "cases" / name, ["case_id", "arm", "rep"])
+        parts.append(data.append_column("file", pa.array([index] * data.num_rows, pa.int32())))
+    rows = pa.concat_tables(parts, promote_options="permissive")
+    grouped = rows.group_by(["case_id", "arm", "rep"]).aggregate([("file", "count_distinct")])
+    many = grouped.filter(pc.greater(grouped.column("file_count_distinct"), 1))
+    repeated: dict[Identity, list[str]] = {}
+    if many.num_rows:
+        columns = many.to_pydict()
+        wanted = set(zip(columns["case_id"], columns["arm"], columns["rep"], strict=True))
+        units = _Units(rows, sources, grouped.num_rows, {})
+        repeated = units.sources_of(lambda identity: identity in wanted)
+    return _Units(rows, sources, grouped.num_rows, repeated)
 
 
 def _write_part(
     run_dir: Root,
     files: RunFiles,
     sources: list[str],
-    keep: dict[str, set[Identity]],
+    drop: dict[str, set[Identity]],
     part: str,
 ) -> None:
     """The part of every table, the rows not kept (set aside), the manifest, then the
@@ -162,7 +208,7 @@ def _write_part(
         try:
             for name in (name for name in sources if name in live):
                 data = _conformed(read_parquet(run_dir / table / name), arrow_schema(table))
-                kept, set_aside = _split(data, keep[name])
+                kept, set_aside = _split(data, drop[name])
                 writer.write(kept)
                 for identity, rows in set_aside.items():
                     aside.setdefault((identity, name), {})[table] = rows
@@ -176,8 +222,10 @@ def _write_part(
         writer.publish()
 
 
-def _split(data: pa.Table, keep: set[Identity]) -> tuple[pa.Table, dict[Identity, pa.Table]]:
-    """The rows of ``data`` whose unit is kept, and the rows of each unit that is not."""
+def _split(data: pa.Table, drop: set[Identity]) -> tuple[pa.Table, dict[Identity, pa.Table]]:
+    """The rows of ``data`` whose unit is not in ``drop``, and the rows of each unit that is."""
+    if not drop:
+        return data, {}
     identities = list(
         zip(
             data.column("case_id").to_pylist(),
@@ -186,12 +234,12 @@ def _split(data: pa.Table, keep: set[Identity]) -> tuple[pa.Table, dict[Identity
             strict=True,
         )
     )
-    if all(identity in keep for identity in identities):
+    if not any(identity in drop for identity in identities):
         return data, {}
-    kept = data.filter(pa.array([identity in keep for identity in identities]))
+    kept = data.filter(pa.array([identity not in drop for identity in identities]))
     set_aside = {
         identity: data.filter(pa.array([row == identity for row in identities]))
-        for identity in set(identities) - keep
+        for identity in set(identities) & drop
     }
     return kept, set_aside
 

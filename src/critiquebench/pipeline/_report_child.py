@@ -28,10 +28,10 @@ from critiquebench.analysis import (
     connect,
     load_prices,
     reload_table,
-    units_page,
     vega_bundle,
     with_run_state,
     write_report_files,
+    write_units_stories,
 )
 from critiquebench.pipeline._location import Root
 from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_parent
@@ -54,8 +54,8 @@ def report_when_asked(output: Root, run_id: str, prices: Path, target: float) ->
     take the run's state from them and write the files."""
     tables = connect(output, [run_id], snapshot=True)
     built = build_report(tables, run_id, prices=load_prices(prices), target=target)
-    # The units' stories do not change with the run's state: built while the parent ends.
-    units = units_page(output, run_id, tables)
+    # The units' stories do not change with the run's state: written while the parent ends.
+    units = write_units_stories(output, run_id, tables)
     if not wait_for_parent():
         raise RuntimeError(f"run {run_id}: the run ended before its report was asked for")
     reload_table(tables, output, [run_id], "runs")

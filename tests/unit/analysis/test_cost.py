@@ -134,3 +134,39 @@ def test_missing_file_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(PriceFileError) as raised:
         PriceTable.from_file(path)
     assert str(path) in str(raised.value)
+
+
+def test_calls_priced_as_columns_total_exactly_as_priced_one_by_one() -> None:
+    import numpy as np
+
+    from critiquebench.analysis.report._cost import CallColumns, summarize_calls
+
+    table = PriceTable({"m:a": Price(0.3, 2.5), "m:b": Price(1.25, 10.0)})
+    names = ("m:a", "m:b", "m:unknown")
+    rng = np.random.default_rng(7)
+    n = 5_000
+    models = rng.integers(0, len(names), n)
+    tokens_in, tokens_out = rng.integers(0, 90_000, n), rng.integers(0, 9_000, n)
+    cached = rng.random(n) < 0.3
+    one_by_one = cost_summary(
+        [
+            CallCost.priced(names[m], int(i), int(o), bool(c), table)
+            for m, i, o, c in zip(models, tokens_in, tokens_out, cached, strict=True)
+        ]
+    )
+    columns = CallColumns(names, models, tokens_in, tokens_out, cached)
+    # Equal to the last bit: the report's costs do not change with how they are summed.
+    assert summarize_calls(columns, table) == one_by_one
+    assert one_by_one.unknown_models == ("m:unknown",) and one_by_one.n_cached > 0
+    some = np.arange(n) % 3 == 0
+    picked = [index for index in range(n) if some[index]]
+    assert summarize_calls(columns.take(some), table) == cost_summary(
+        [
+            CallCost.priced(names[models[k]], int(tokens_in[k]), int(tokens_out[k]),
+                            bool(cached[k]), table)
+            for k in picked
+        ]
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="non-negative"):
+        summarize_calls(CallColumns(names, models[:1], -tokens_in[:1], tokens_out[:1],
+                                    cached[:1]), table)  # fmt: skip

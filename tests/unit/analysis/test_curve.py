@@ -72,3 +72,49 @@ def test_pass_rate_against_tokens_needs_matching_shapes() -> None:
     assert pass_rate_vs_tokens([], []) == ()
     with pytest.raises(ValueError, match="one value per unit and round"):
         pass_rate_vs_tokens([[1, 0]], [[10]])
+
+
+def test_rounds_as_flat_arrays_give_the_curves_of_the_rows_one_by_one() -> None:
+    import random
+
+    import duckdb
+
+    from critiquebench.analysis.report import _report_rows as parts
+    from critiquebench.analysis.report._cost_curve import cost_curve
+    from critiquebench.analysis.report._report_types import ArmCurves
+
+    rng = random.Random(3)
+    rows = [
+        (arm, case, rep, [rng.randint(0, 4) for _ in range(n)],
+         [rng.randint(0, 4) for _ in range(n)], [rng.randint(0, 10**12) for _ in range(n)])
+        for arm in ("A", "B", "R")
+        for case in ("c1", "c10", "c2", "ä")
+        for rep in range(rng.randint(1, 3))
+        for n in [rng.randint(1, 4)]
+    ]  # fmt: skip
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE r (arm VARCHAR, case_id VARCHAR, rep INTEGER, latest INTEGER[], "
+        "kept INTEGER[], spent BIGINT[])"
+    )
+    connection.executemany("INSERT INTO r VALUES (?, ?, ?, ?, ?, ?)", rows)
+    # The tokens as the report's query gives them: a sum, which DuckDB makes a HUGEINT.
+    data = connection.sql(
+        "SELECT arm, case_id, rep, latest, kept, "
+        "list_transform(spent, lambda x: x::HUGEINT) FROM r ORDER BY arm, case_id, rep"
+    ).to_arrow_table()
+    rounds = parts.arm_rounds(data)
+    assert sorted(rounds) == ["A", "B", "R"]
+    for arm, found in parts.curves(rounds).items():
+        mine = [row for row in rows if row[0] == arm]
+        kept = [row[4] for row in mine]
+        assert found == ArmCurves(
+            kept=iteration_curve(kept),
+            latest=iteration_curve([row[3] for row in mine]),
+            pass_vs_tokens=pass_rate_vs_tokens(kept, [[float(t) for t in row[5]] for row in mine]),
+        )
+        sizes = [sum(1 for row in mine if row[1] == case) for case in ("c1", "c10", "c2", "ä")]
+        assert rounds[arm].case_sizes.tolist() == [size for size in sizes if size]
+    points = cost_curve(rounds, resamples=200, seed=0, confidence=0.95)
+    assert [(p.arm, p.round) for p in points][:2] == [("A", 0), ("A", 1)]
+    assert parts.arm_rounds(data.slice(0, 0)) == {}

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         story_html,
         units_page,
         write_units_page,
+        write_units_stories,
     )
     from critiquebench.analysis.render._withheld import (
         not_measured_lines,
@@ -129,7 +130,15 @@ _LAZY = {
         "_transcript_view",
     ),
     **dict.fromkeys(
-        ("UNITS_FOLDER", "UnitRow", "UnitsPage", "story_html", "units_page", "write_units_page"),
+        (
+            "UNITS_FOLDER",
+            "UnitRow",
+            "UnitsPage",
+            "story_html",
+            "units_page",
+            "write_units_page",
+            "write_units_stories",
+        ),
         "_units_page",
     ),
     **dict.fromkeys(
@@ -178,4 +187,5 @@ __all__ = [
     "write_report_files",
     "write_reports",
     "write_units_page",
+    "write_units_stories",
 ]

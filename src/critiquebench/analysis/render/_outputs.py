@@ -13,7 +13,11 @@ import duckdb
 from critiquebench.analysis.render._html import html_report
 from critiquebench.analysis.render._lessons import lessons_markdown
 from critiquebench.analysis.render._project_lessons import update_project_lessons
-from critiquebench.analysis.render._units_page import UnitsPage, units_page, write_units_page
+from critiquebench.analysis.render._units_page import (
+    UnitsPage,
+    write_units_page,
+    write_units_stories,
+)
 from critiquebench.analysis.report import REPORT_JSON, PriceTable, RunReport, build_report
 from critiquebench.analysis.views import connect
 from critiquebench.pipeline import ResultStore, Root
@@ -61,15 +65,16 @@ def write_report_files(
     """Write the files of ``report``, built already (see ``write_reports``), into its run's
     folder under ``output``, with the units table's stories in ``report_units/``.
 
-    ``units`` is that table if built already (``units_page``), else it is built from
-    ``tables`` (the run's tables open, as for ``write_reports``) or the run's files.
+    ``units`` is that table if built already (``units_page``, ``write_units_stories``),
+    else it is built from ``tables`` (the run's tables open, as for ``write_reports``)
+    or the run's files, its stories written as they are made.
     Raises ValueError when the run has no results at all."""
     run_id = report.run_id
     if not report.arms and not report.failed_units:
         raise ValueError(f"no results for run {run_id!r} under {output}")
     store = ResultStore(output)
     if units is None:
-        units = units_page(output, run_id, tables)
+        units = write_units_stories(output, run_id, tables)
     write_units_page(output, run_id, units)
     return ReportFiles(
         report=report,

@@ -10,7 +10,7 @@ stays as small as its rows, and its stories take a few files, not one per unit.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -34,9 +34,11 @@ STORY_CALLBACK = "critiquebenchStory"
 """The function each story script calls with its group number and its HTML."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UnitRow:
-    """One row of the units table: a unit and the story group (case and rep) it opens."""
+    """One row of the units table: a unit and the story group (case and rep) it opens.
+
+    Slotted: the page holds one per unit of the run (a 100,000-unit run's rows)."""
 
     case_id: str
     arm: str
@@ -63,7 +65,10 @@ class UnitsPage:
 
     rows: tuple[UnitRow, ...]
     scripts: dict[str, str]
-    """File name under ``UNITS_FOLDER`` -> its text (``story_file``)."""
+    """File name under ``UNITS_FOLDER`` -> its text (``story_file``); empty when the
+    scripts were written as they were made (``written``)."""
+    written: bool = False
+    """The scripts are in the run's ``UNITS_FOLDER`` already (``write_units_stories``)."""
 
     def rows_json(self) -> str:
         """The rows as JSON safe inside a script element ("<" escaped)."""
@@ -118,14 +123,18 @@ def _script(group: int, html: str) -> str:
     return f"{STORY_CALLBACK}({group}, {payload});\n"
 
 
-def units_page(
-    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
-) -> UnitsPage:
-    """The units table of ``run_id`` and a story script per case and rep; ``tables``:
-    the run's tables already open, as for ``all_stories``."""
+def _story_files(
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None
+) -> Iterator[tuple[list[UnitRow], str, str]]:
+    """The units table of ``run_id`` one story script at a time: the rows whose stories
+    the script holds, its file name and its text (``STORIES_PER_FILE`` groups)."""
     rows: list[UnitRow] = []
-    scripts: dict[str, str] = {}
+    parts: list[str] = []
+    name = story_file(0)
     for group, stories in enumerate(all_stories(output, run_id, tables)):
+        if story_file(group) != name:
+            yield rows, name, "".join(parts)
+            rows, parts, name = [], [], story_file(group)
         changed = flipped(stories)
         rows.extend(
             UnitRow(
@@ -143,22 +152,69 @@ def units_page(
             )
             for story in stories
         )
-        name = story_file(group)
-        scripts[name] = scripts.get(name, "") + _script(group, story_html(stories))
+        parts.append(_script(group, story_html(stories)))
+    if parts:
+        yield rows, name, "".join(parts)
+
+
+def units_page(
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> UnitsPage:
+    """The units table of ``run_id`` and a story script per case and rep, held in memory
+    (``write_units_stories`` writes the scripts as it goes instead); ``tables``: the
+    run's tables already open, as for ``all_stories``."""
+    rows: list[UnitRow] = []
+    scripts: dict[str, str] = {}
+    for file_rows, name, text in _story_files(output, run_id, tables):
+        rows.extend(file_rows)
+        scripts[name] = text
     return UnitsPage(tuple(rows), scripts)
+
+
+def write_units_stories(
+    output: Root, run_id: str, tables: duckdb.DuckDBPyConnection | None = None
+) -> UnitsPage:
+    """The units table of ``run_id``, its story scripts written into the run's
+    ``UNITS_FOLDER`` one by one as they are made (see ``write_units_page``): what the
+    page keeps is its rows, a few dozen bytes a unit, not its stories (~10 KB a case
+    and rep, which a report of a 10,000-unit run had held all at once)."""
+    store = ResultStore(output)
+    rows: list[UnitRow] = []
+    names: set[str] = set()
+    for file_rows, name, text in _story_files(output, run_id, tables):
+        rows.extend(file_rows)
+        names.add(name)
+        _write_script(store, run_id, name, text)
+    _remove_stale(output / run_id / UNITS_FOLDER, names)
+    return UnitsPage(tuple(rows), {}, written=True)
+
+
+def _write_script(store: ResultStore, run_id: str, name: str, text: str) -> None:
+    # A script left as it was keeps its time stamp (and a browser's cache).
+    path = store.run_dir(run_id) / UNITS_FOLDER / name
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        store.write_text(run_id, f"{UNITS_FOLDER}/{name}", text)
+
+
+def _remove_stale(folder: Root, keep: set[str]) -> None:
+    """Remove the scripts of an earlier render that this one did not write."""
+    if not folder.is_dir():
+        return
+    for stale in folder.glob("*.js"):
+        if stale.name not in keep:
+            stale.unlink()
 
 
 def write_units_page(output: Root, run_id: str, page: UnitsPage) -> Root:
     """Write the story scripts of ``page`` into the run's ``UNITS_FOLDER``, removing any
-    left from an earlier render, and return the folder."""
+    left from an earlier render, and return the folder (a page whose scripts were
+    written as they were made is left as it is)."""
     store = ResultStore(output)
     folder = output / run_id / UNITS_FOLDER
+    if page.written:
+        return folder
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("*.js"):
-        if stale.name not in page.scripts:
-            stale.unlink()
+    _remove_stale(folder, set(page.scripts))
     for name, text in page.scripts.items():
-        path = folder / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            store.write_text(run_id, f"{UNITS_FOLDER}/{name}", text)
+        _write_script(store, run_id, name, text)
     return folder

@@ -151,13 +151,64 @@ def cost_summary(calls: Sequence[CallCost]) -> CostSummary:
     """Total the priced calls of a run (or of one arm)."""
     costs = np.fromiter((call.cost for call in calls), dtype=np.float64, count=len(calls))
     cached = np.fromiter((call.cached for call in calls), dtype=bool, count=len(calls))
+    return _summary(costs, cached, {call.model for call in calls if not call.known})
+
+
+def _summary(costs: np.ndarray, cached: np.ndarray, unknown: set[str]) -> CostSummary:
     return CostSummary(
-        n_calls=len(calls),
+        n_calls=len(costs),
         n_cached=int(cached.sum()),
         run_cost=float(costs[~cached].sum()),
         experiment_cost=float(costs.sum()),
-        unknown_models=tuple(sorted({call.model for call in calls if not call.known})),
+        unknown_models=tuple(sorted(unknown)),
     )
+
+
+@dataclass(frozen=True)
+class CallColumns:
+    """Calls as columns, one entry per call: what ``summarize_calls`` prices."""
+
+    model_names: tuple[str, ...]
+    """The distinct models."""
+    models: np.ndarray
+    """Each call's model, as its index in ``model_names``."""
+    tokens_in: np.ndarray
+    tokens_out: np.ndarray
+    cached: np.ndarray
+    """Whether the call was a cache hit (``bool``)."""
+
+    def take(self, rows: np.ndarray) -> CallColumns:
+        """The calls at the positions (or the mask) ``rows``."""
+        return CallColumns(
+            self.model_names,
+            self.models[rows],
+            self.tokens_in[rows],
+            self.tokens_out[rows],
+            self.cached[rows],
+        )
+
+
+def summarize_calls(calls: CallColumns, table: PriceTable) -> CostSummary:
+    """The same totals as ``cost_summary`` of the calls priced one by one (each call's
+    cost is the same float, and the sums run over the same array), priced a model at
+    a time: a run's calls stay a few numbers each instead of an object apiece (a
+    100,000-unit run has some 300,000 calls)."""
+    if (calls.tokens_in < 0).any() or (calls.tokens_out < 0).any():
+        raise ValueError("token counts must be non-negative")
+    costs = np.zeros(len(calls.models), dtype=np.float64)
+    unknown: set[str] = set()
+    for index in np.unique(calls.models).tolist():
+        model = calls.model_names[index]
+        price = table.price_for(model)
+        mine = calls.models == index
+        # call_cost's operations, call by call: each int made a float, then * + /.
+        costs[mine] = (
+            calls.tokens_in[mine].astype(np.float64) * price.input_per_million
+            + calls.tokens_out[mine].astype(np.float64) * price.output_per_million
+        ) / 1e6
+        if not price.known:
+            unknown.add(model)
+    return _summary(costs, calls.cached, unknown)
 
 
 def cost_per_defect_removed(cost_x: float, cost_a: float, defects_removed: float) -> float | None:

@@ -11,11 +11,10 @@ every point of an arm averages the same units.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from critiquebench.analysis.report._curve import _carried
+from critiquebench.analysis.report._curve import ArmRounds, carried
 from critiquebench.analysis.stats import MeanEstimate, cluster_bootstrap_mean
 
 
@@ -31,20 +30,15 @@ class CostPoint:
 
 
 def cost_curve(
-    rows: Sequence[Sequence[Any]], *, resamples: int, seed: int, confidence: float
+    rounds: Mapping[str, ArmRounds], *, resamples: int, seed: int, confidence: float
 ) -> tuple[CostPoint, ...]:
-    """The points from the report's rounds query (``_report_sql.ROUNDS``: arm, case,
-    rep, defects per attempt, kept defects per round, tokens per round), by arm and round."""
-    units: dict[str, dict[str, list[tuple[list[int], list[float]]]]] = {}
-    for arm, case_id, _rep, _latest, kept, tokens in rows:
-        reps = units.setdefault(str(arm), {}).setdefault(str(case_id), [])
-        reps.append(([int(d) for d in kept], [float(t) for t in tokens]))
+    """The points of every arm's units round by round (the report's rounds query,
+    ``_report_sql.ROUNDS``, as ``ArmRounds``), by arm and round."""
     points: list[CostPoint] = []
-    for arm, cases in sorted(units.items()):
-        flat = [unit for reps in cases.values() for unit in reps]
-        kept_matrix, _ = _carried([defects for defects, _ in flat])
-        tokens_matrix, _ = _carried([tokens for _, tokens in flat])
-        sizes = [len(reps) for reps in cases.values()]
+    for arm, units in sorted(rounds.items()):
+        kept_matrix = carried(units.kept, units.lengths)
+        tokens_matrix = carried(units.tokens, units.lengths)
+        sizes = units.case_sizes.tolist()
         for r in range(kept_matrix.shape[1]):
             defects = kept_matrix[:, r].tolist()
             by_case, passed, start = [], [], 0

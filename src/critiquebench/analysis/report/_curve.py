@@ -41,7 +41,13 @@ def iteration_curve(
         raise ValueError(f"threshold_fraction must be non-negative, got {threshold_fraction}")
     if not units:
         return IterationCurve(0, (), (), (), (), threshold_fraction, 0)
-    matrix, lengths = _carried(units)
+    return carried_curve(*_carried(units), threshold_fraction=threshold_fraction)
+
+
+def carried_curve(
+    matrix: NDArray[np.float64], lengths: NDArray[np.int64], *, threshold_fraction: float = 0.05
+) -> IterationCurve:
+    """``iteration_curve`` of the units already in a carried matrix (``carried``)."""
     if (matrix < 0).any():
         raise ValueError("defect counts must be non-negative")
     rounds = matrix.shape[1]
@@ -89,11 +95,50 @@ def pass_rate_vs_tokens(
         return ()
     passed, _ = _carried([[1.0 if d == 0 else 0.0 for d in unit] for unit in defects])
     spent, _ = _carried(tokens)
+    return carried_points(passed, spent)
+
+
+def carried_points(
+    passed: NDArray[np.float64], spent: NDArray[np.float64]
+) -> tuple[TokensPoint, ...]:
+    """``pass_rate_vs_tokens`` of units already in carried matrices (``carried``):
+    1.0 where a unit's answer kept passed, and its tokens spent, per round."""
     rates, means = passed.mean(axis=0), spent.mean(axis=0)
     return tuple(
         TokensPoint(round=r, mean_tokens=float(means[r]), pass_rate=float(rates[r]))
         for r in range(rates.size)
     )
+
+
+@dataclass(frozen=True)
+class ArmRounds:
+    """One arm's units round by round, as flat arrays rather than a list per unit: a
+    report of a 100,000-unit run holds a few numbers per attempt, not objects.
+
+    Units are in order of case, then rep; ``lengths[u]`` is unit ``u``'s attempts, and
+    the flat arrays hold every unit's values one unit after the other.
+    """
+
+    lengths: NDArray[np.int64]
+    latest: NDArray[np.float64]
+    """Defects of each attempt."""
+    kept: NDArray[np.float64]
+    """Defects of the answer kept after each round."""
+    tokens: NDArray[np.float64]
+    """Tokens spent up to each round."""
+    case_sizes: NDArray[np.int64]
+    """Units of each case, cases in order."""
+
+
+def carried(flat: NDArray[np.float64], lengths: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The (units, rounds) matrix of flat values (see ``ArmRounds``) where a unit that
+    stopped early repeats its last value."""
+    if (lengths == 0).any():
+        raise ValueError("every unit needs at least its first draft (iteration 0)")
+    starts = np.cumsum(lengths) - lengths
+    column = np.minimum(np.arange(int(lengths.max()))[None, :], lengths[:, None] - 1)
+    matrix: NDArray[np.float64] = flat[starts[:, None] + column]
+    return matrix
 
 
 def _carried(
@@ -109,6 +154,4 @@ def _carried(
     flat = np.fromiter(
         (value for unit in units for value in unit), dtype=np.float64, count=int(lengths.sum())
     )
-    starts = np.cumsum(lengths) - lengths
-    column = np.minimum(np.arange(int(lengths.max()))[None, :], lengths[:, None] - 1)
-    return flat[starts[:, None] + column], lengths
+    return carried(flat, lengths), lengths

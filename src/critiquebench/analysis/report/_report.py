@@ -14,15 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from critiquebench.analysis.report import _report_rows as parts
 from critiquebench.analysis.report import _report_sql as sql
 from critiquebench.analysis.report._cost import (
-    CallCost,
+    CallColumns,
     CostSummary,
     PriceTable,
     cost_per_defect_removed,
     cost_summary,
+    summarize_calls,
 )
 from critiquebench.analysis.report._cost_curve import cost_curve
 from critiquebench.analysis.report._report_rows import ByCase, GroupMeans, Paired
@@ -32,6 +36,7 @@ from critiquebench.analysis.report._report_types import (
     ArmSummary,
     FailedUnit,
     RunCost,
+    RunMeta,
     RunReport,
     Statistics,
     withhold_verdicts,
@@ -123,8 +128,8 @@ def _build(
         # fetchall, not fetchone: DuckDB 2 refuses a new query while a result is unfinished.
         return connection.execute(query, params).fetchall()
 
-    costs = _costs(rows(sql.CALLS), prices)
-    rounds = rows(sql.ROUNDS)
+    costs, total = _costs(connection, params, prices)
+    rounds = parts.arm_rounds(connection.sql(sql.ROUNDS, params=params).to_arrow_table())
     statistics = _statistics(
         parts.defects_by_case(rows(sql.DEFECTS_BY_CASE)),
         parts.pairs_by_case(rows(sql.PAIRS_BY_CASE)),
@@ -135,7 +140,6 @@ def _build(
     for arm, reason, units in rows(sql.HALTS):
         halts.setdefault(arm, {})[reason] = int(units)
     failed = parts.failed_units(rows(sql.FAILED))
-    total = cost_summary([call for arm_calls in costs.values() for call in arm_calls])
     groups = parts.group_means(rows(sql.DEFECT_GROUPS))
     arms = _arms(connection, params, costs, statistics, halts, failed, _descriptions(rows))
     left_out = {str(arm): int(units) for arm, units in rows(sql.NOT_COMPARED)}
@@ -143,7 +147,7 @@ def _build(
         dataclasses.replace(arm, units_not_compared=left_out.get(arm.arm, 0)) for arm in arms
     )
     meta = parts.meta(rows(sql.META))
-    unmeasured = fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
+    unmeasured = _unmeasured(rows, meta)
     report = RunReport(
         run_id=run_id,
         target=target,
@@ -186,6 +190,19 @@ def _build(
             else None,
         )
     )
+
+
+def _unmeasured(rows: Callable[[str], list[tuple[Any, ...]]], meta: RunMeta | None) -> Unmeasured:
+    """The units not measured and, when there are any, the matrix filled with them.
+
+    A run whose every planned unit has a row without an error has nothing to fill, and
+    its matrix is never read (``_sensitivity`` is for runs with units not measured):
+    it is not built, which spares a row and an object per unit of the run.
+    """
+    ((landed, errors),) = rows(sql.LANDED)
+    if not errors and (meta is None or landed >= meta.units_planned):
+        return Unmeasured(missing=(), unnamed=0, arms={})
+    return fill_matrix(rows(sql.UNITS), lambda: rows(sql.FAILURE_DEFECTS), meta)
 
 
 def with_run_state(connection: duckdb.DuckDBPyConnection, report: RunReport) -> RunReport:
@@ -278,20 +295,49 @@ def _sensitivity(unmeasured: Unmeasured, *, resamples: int) -> tuple[ArmSensitiv
     return tuple(result)
 
 
-def _costs(rows: list[tuple[Any, ...]], prices: PriceTable) -> dict[str, list[CallCost]]:
+def _costs(
+    connection: duckdb.DuckDBPyConnection, params: dict[str, str], prices: PriceTable
+) -> tuple[dict[str, CostSummary], CostSummary]:
+    """Each arm's cost and the run's, from the calls as columns (``summarize_calls``)."""
     # Original tokens for every call: a cache hit costs what the call cost when made.
-    by_arm: dict[str, list[CallCost]] = {}
-    for arm, model, tokens_in, tokens_out, cached in rows:
-        by_arm.setdefault(arm, []).append(
-            CallCost.priced(model, int(tokens_in), int(tokens_out), bool(cached), prices)
-        )
-    return by_arm
+    data = connection.sql(sql.CALLS, params=params).to_arrow_table()
+    models = _codes(data.column("model"))
+    arms = _codes(data.column("arm"))
+    calls = CallColumns(
+        model_names=models.names,
+        models=models.codes,
+        tokens_in=data.column("experiment_tokens_in").to_numpy(),
+        tokens_out=data.column("experiment_tokens_out").to_numpy(),
+        cached=pc.fill_null(data.column("cached"), False).to_numpy().astype(bool),
+    )
+    # The rows come ordered by arm, so the arms' names are in that order too.
+    by_arm = {
+        name: summarize_calls(calls.take(arms.codes == index), prices)
+        for index, name in enumerate(arms.names)
+    }
+    return by_arm, summarize_calls(calls, prices)
+
+
+@dataclass(frozen=True)
+class _Coded:
+    names: tuple[str, ...]
+    codes: np.ndarray
+
+
+def _codes(column: pa.ChunkedArray) -> _Coded:
+    """A text column as its distinct values (in order of first appearance) and, per
+    row, the index of its value: a few bytes a row instead of a string."""
+    encoded = column.combine_chunks().dictionary_encode()
+    return _Coded(
+        names=tuple(str(name) for name in encoded.dictionary.to_pylist()),
+        codes=encoded.indices.to_numpy(zero_copy_only=False),
+    )
 
 
 def _arms(
     connection: duckdb.DuckDBPyConnection,
     params: dict[str, str],
-    costs: dict[str, list[CallCost]],
+    summaries: dict[str, CostSummary],
     statistics: dict[str, _ArmStatistics],
     halts: dict[str, dict[str, int]],
     failed: tuple[FailedUnit, ...],
@@ -300,7 +346,6 @@ def _arms(
     cursor = connection.execute(sql.PER_ARM, params)
     names = [column[0] for column in cursor.description]
     per_arm = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
-    summaries = {arm: cost_summary(calls) for arm, calls in costs.items()}
     empty = cost_summary([])
     baseline = next((row for row in per_arm if row["arm"] == "A"), None)
     arms = []

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from critiquebench.analysis.report._curve import iteration_curve, pass_rate_vs_tokens
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from critiquebench.analysis.report._curve import (
+    ArmRounds,
+    carried,
+    carried_curve,
+    carried_points,
+)
 from critiquebench.analysis.report._report_types import (
     ArmCurves,
     EscalatedUnit,
@@ -49,22 +58,58 @@ def pairs_by_case(rows: Rows) -> dict[str, Paired]:
     return by_arm
 
 
-def curves(rows: Rows) -> dict[str, ArmCurves]:
-    latest: dict[str, ByCase] = {}
-    kept: dict[str, ByCase] = {}
-    tokens: dict[str, list[list[float]]] = {}
-    for arm, _case_id, _rep, defects, kept_defects, spent in rows:
-        latest.setdefault(arm, []).append([int(d) for d in defects])
-        kept.setdefault(arm, []).append([int(d) for d in kept_defects])
-        tokens.setdefault(arm, []).append([float(t) for t in spent])
-    return {
-        arm: ArmCurves(
-            kept=iteration_curve(kept[arm]),
-            latest=iteration_curve(latest[arm]),
-            pass_vs_tokens=pass_rate_vs_tokens(kept[arm], tokens[arm]),
+def arm_rounds(data: pa.Table) -> dict[str, ArmRounds]:
+    """The rows of the rounds query (``_report_sql.ROUNDS``: arm, case, rep, defects
+    per attempt, kept defects per round, tokens per round, ordered by arm, case, rep)
+    as each arm's flat arrays, in the order of the rows."""
+    if data.num_rows == 0:
+        return {}
+    data = data.combine_chunks()
+    arms = data.column(0).chunk(0).dictionary_encode()
+    cases = data.column(1).chunk(0).dictionary_encode()
+    arm_codes = arms.indices.to_numpy(zero_copy_only=False)
+    case_codes = cases.indices.to_numpy(zero_copy_only=False)
+    lists = [data.column(index).chunk(0) for index in (3, 4, 5)]
+    lengths = pc.list_value_length(lists[0]).to_numpy(zero_copy_only=False).astype(np.int64)
+    # Whole numbers all (the tokens a sum DuckDB hands over as a decimal): as integers
+    # first, then floats, as the rows' Python ints became floats one by one.
+    latest, kept, tokens = (
+        pc.cast(pc.list_flatten(values), pa.int64()).to_numpy().astype(np.float64)
+        for values in lists
+    )
+    ends = np.cumsum(lengths)
+    # A new arm or a new case starts where the code changes from the row before.
+    arm_starts = np.flatnonzero(np.diff(arm_codes, prepend=-1))
+    case_starts = np.flatnonzero(np.diff(case_codes, prepend=-1) | np.diff(arm_codes, prepend=-1))
+    result: dict[str, ArmRounds] = {}
+    for start, stop in zip(arm_starts, [*arm_starts[1:], data.num_rows], strict=True):
+        first = int(ends[start - 1]) if start else 0
+        last = int(ends[stop - 1])
+        mine = case_starts[(case_starts >= start) & (case_starts < stop)]
+        result[str(arms.dictionary[int(arm_codes[start])])] = ArmRounds(
+            lengths=lengths[start:stop],
+            latest=latest[first:last],
+            kept=kept[first:last],
+            tokens=tokens[first:last],
+            case_sizes=np.diff(np.append(mine, stop)).astype(np.int64),
         )
-        for arm in sorted(latest)
-    }
+    return result
+
+
+def curves(rounds: dict[str, ArmRounds]) -> dict[str, ArmCurves]:
+    """Each arm's iteration curves and pass rate against tokens, arms by name."""
+    found = {}
+    for arm in sorted(rounds):
+        units = rounds[arm]
+        kept = carried(units.kept, units.lengths)
+        found[arm] = ArmCurves(
+            kept=carried_curve(kept, units.lengths),
+            latest=carried_curve(carried(units.latest, units.lengths), units.lengths),
+            pass_vs_tokens=carried_points(
+                (kept == 0).astype(np.float64), carried(units.tokens, units.lengths)
+            ),
+        )
+    return found
 
 
 def meta(rows: Rows) -> RunMeta | None:

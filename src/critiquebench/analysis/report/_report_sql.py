@@ -250,6 +250,13 @@ SELECT case_id, arm, rep, iteration, previous, defects FROM (
 """
 )
 
+# Units with rows (each once, as ``UNITS`` keys them) and those with an error: when
+# every planned unit is there without one, ``UNITS`` is not needed.
+LANDED = """
+SELECT count(DISTINCT (arm, case_id, rep)), count(*) FILTER (WHERE error IS NOT NULL)
+FROM cases WHERE run_id = $run_id
+"""
+
 # Every unit with rows, measured or not: the sensitivity analysis fills in the units
 # not measured (``_unmeasured.py``) and needs each landed unit's place in the matrix.
 UNITS = """

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         latest_run,
         read_only_connection,
         reload_table,
+        spilling_connection,
         table_files,
         views_sql,
     )
@@ -99,6 +100,7 @@ _LAZY = {
             "latest_run",
             "read_only_connection",
             "reload_table",
+            "spilling_connection",
             "table_files",
             "views_sql",
         ),
@@ -132,6 +134,7 @@ __all__ = [
     "query_table",
     "read_only_connection",
     "reload_table",
+    "spilling_connection",
     "table_files",
     "views_sql",
 ]
