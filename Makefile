@@ -85,8 +85,11 @@ lint: venv
 # - the lint, at the lowest CPU priority: it takes the CPU the suite leaves idle while
 #   its tests wait on servers, sandboxes and CLI runs, and yields to the suite otherwise
 #   (run first it added about a minute: mypy without a cache took 55 CPU-s, with its
-#   cache 1.4; ruff 0.2). Measured on a shared machine (load 13-26) only: the gain of the
-#   three jobs at once over one after the other on a quiet machine is still to measure;
+#   cache 1.4; ruff 0.2). Measured on a shared machine (load 3-26) only: the suite used
+#   1,264 CPU-s (user + sys of pytest and the children it reaped), about what two cores
+#   give in its ~10 quiet minutes, so little is idle and the gain of the three jobs at
+#   once over one after the other on a quiet machine (at most the ~2 minutes of the
+#   other two) is still to measure;
 # - the tests marked own_process (the cluster test), in a pytest process of their own.
 #   Sharing a worker process with the other files, all the cluster test's units failed
 #   (cause not yet found; alone it passes); once, in one process after test_dask_runner,
