@@ -79,18 +79,34 @@ def s3_server() -> Iterator[S3Server]:
         deadline = time.monotonic() + 60
         while True:
             try:
-                with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=5):
-                    break
+                # Only once our own process listens: the port was free when chosen, but
+                # another process (another test session's server) can take it before
+                # moto binds it, and would then answer in its place.
+                if _listens(process.pid, port):
+                    with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=5):
+                        break
             except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto server did not start on port {port}") from None
-                time.sleep(0.2)
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto server did not start on port {port}")
+            time.sleep(0.2)
         _forget_s3_clients()
         yield S3Server(endpoint)
     finally:
         process.kill()
         process.wait(timeout=30)
         _forget_s3_clients()
+
+
+def _listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself listens on TCP ``port``."""
+    import psutil
+
+    try:
+        connections = psutil.Process(pid).net_connections("tcp")
+    except psutil.NoSuchProcess:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in connections)
 
 
 def _forget_s3_clients() -> None:

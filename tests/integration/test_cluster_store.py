@@ -5,12 +5,14 @@ distinct model call once across all of them."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import json
 import os
 import signal
-import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,10 +44,15 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+def _scheduler_address(info: Path, scheduler: subprocess.Popen[bytes]) -> str:
+    """The address the scheduler bound, from the file it writes once it listens."""
+    deadline = time.monotonic() + 180
+    while True:
+        with contextlib.suppress(FileNotFoundError, ValueError):  # not (all) written yet
+            return str(json.loads(info.read_text())["address"])
+        if scheduler.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the Dask scheduler did not start (exit {scheduler.poll()})")
+        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -72,31 +79,36 @@ def _own_environment(server: S3Server, home: Path, api_url: str) -> dict[str, st
 
 @pytest.fixture()
 def workers(server: S3Server, tmp_path: Path, prefect_api_url: str) -> Iterator[str]:
-    """A scheduler and two worker processes (no nanny), each with its own folders."""
+    """A scheduler and two worker processes (no nanny), each with its own folders.
+
+    The scheduler picks its own port and writes the address it bound to a file: a port
+    chosen free beforehand could be taken by another process before the scheduler binds
+    it, and the workers and the flow would then reach whatever listens there."""
     from distributed import Client
 
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    info = tmp_path / "scheduler.json"
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
     started = [
         subprocess.Popen(
-            [*dask, "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+            [*dask, "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(info),
              "--dashboard-address", ":0"],
             env=_own_environment(server, tmp_path / "scheduler", prefect_api_url),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             preexec_fn=_die_with_parent,
         )
     ]  # fmt: skip
-    for index in range(2):
-        started.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads",
-                 "1", "--no-nanny", "--no-dashboard", "--name", f"w{index}"],
-                env=_own_environment(server, tmp_path / f"worker-{index}", prefect_api_url),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
-            )
-        )  # fmt: skip
     try:
+        address = _scheduler_address(info, started[0])
+        for index in range(2):
+            started.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads",
+                     "1", "--no-nanny", "--no-dashboard", "--name", f"w{index}"],
+                    env=_own_environment(server, tmp_path / f"worker-{index}", prefect_api_url),
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    preexec_fn=_die_with_parent,
+                )
+            )  # fmt: skip
         with Client(address, timeout=120, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=180)
         yield address
