@@ -2,8 +2,8 @@
 
 The main cases drive the installed ``critiquebench`` in a subprocess, as a user
 would; before the preflight checks each of them started Prefect's temporary server
-(~10 s) and ended in a traceback. The time bound is loose (the machine is shared);
-the point is that no server is waited for.
+(~10 s) and ended in a traceback. That no server is waited for is shown by what it
+leaves behind (no Prefect home), not by a time bound: the machine may be busy.
 """
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -28,27 +26,15 @@ _KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY", SECRET_BLOCK_VARIABLE)
 runner = CliRunner()
 
 
-def _timed(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, Any]:
-    started = time.monotonic()
-    completed = subprocess.run(
-        [_CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
-    return time.monotonic() - started, completed
-
-
-@pytest.fixture(scope="module")
-def startup_s(tmp_path_factory: pytest.TempPathFactory) -> float:
-    """How long the CLI takes to start and print its help on this (shared) machine now."""
-    home = tmp_path_factory.mktemp("startup")
-    elapsed, _ = _timed(["--help"], home, {**os.environ, "PREFECT_HOME": str(home / "p")})
-    return elapsed
-
-
-def _refuse(tmp_path: Path, startup_s: float, *args: str) -> str:
-    """Run the CLI with ``args``; assert a fast one-line refusal; return that line."""
+def _refuse(tmp_path: Path, *args: str) -> str:
+    """Run the CLI with ``args``; assert a one-line refusal before Prefect starts; return
+    that line."""
     env = {k: v for k, v in os.environ.items() if k not in _KEY_VARIABLES}
     env["PREFECT_HOME"] = str(tmp_path / "prefect")
-    elapsed, completed = _timed(["run", *args, "--output", "out"], tmp_path, env)
+    completed = subprocess.run(
+        [_CLI, "run", *args, "--output", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
     output = completed.stdout + completed.stderr
     assert completed.returncode == 2, output
     assert "Traceback" not in output
@@ -56,49 +42,42 @@ def _refuse(tmp_path: Path, startup_s: float, *args: str) -> str:
     assert len(lines) == 1, output
     assert not (tmp_path / "out").exists()
     assert not (tmp_path / "prefect").exists()  # Prefect was never started
-    # Loose: starting Prefect's temporary server alone took ~10 s. A loaded machine
-    # slows the CLI's own start (imports) too, so that is allowed for.
-    assert elapsed < max(3.0, 2 * startup_s), f"refusal took {elapsed:.2f} s"
     return lines[0]
 
 
-def test_unknown_provider_is_refused_at_once(tmp_path: Path, startup_s: float) -> None:
-    line = _refuse(tmp_path, startup_s, "--model", "nosuch")
+def test_unknown_provider_is_refused_at_once(tmp_path: Path) -> None:
+    line = _refuse(tmp_path, "--model", "nosuch")
     assert "--model nosuch: unknown provider 'nosuch'" in line
     assert "openai:MODEL@URL" in line  # the fix: the specs that exist
 
 
-def test_gemini_without_a_key_is_refused_at_once(tmp_path: Path, startup_s: float) -> None:
-    line = _refuse(tmp_path, startup_s, "--model", "gemini")
+def test_gemini_without_a_key_is_refused_at_once(tmp_path: Path) -> None:
+    line = _refuse(tmp_path, "--model", "gemini")
     assert "--model gemini: no API key" in line
     for name in _KEY_VARIABLES:
         assert name in line
 
 
-def test_missing_replay_file_is_refused_at_once(tmp_path: Path, startup_s: float) -> None:
-    line = _refuse(tmp_path, startup_s, "--model", "replay:missing.jsonl")
+def test_missing_replay_file_is_refused_at_once(tmp_path: Path) -> None:
+    line = _refuse(tmp_path, "--model", "replay:missing.jsonl")
     assert "--model replay:missing.jsonl: no such file: missing.jsonl" in line
 
 
-def test_malformed_replay_file_names_option_file_and_line(tmp_path: Path, startup_s: float) -> None:
+def test_malformed_replay_file_names_option_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_text('{"case_id": "x", "answers": ["a"]}\n{"oops": 1}\n')
-    line = _refuse(tmp_path, startup_s, "--model", "replay:bad.jsonl")
+    line = _refuse(tmp_path, "--model", "replay:bad.jsonl")
     assert line.startswith("error: --model replay:bad.jsonl: bad.jsonl:2: ")
 
 
 @pytest.mark.parametrize("target", ["5", "0", "-0.5", "1.5"])
-def test_target_outside_zero_to_one_is_refused(
-    tmp_path: Path, startup_s: float, target: str
-) -> None:
-    line = _refuse(tmp_path, startup_s, "--target", target)
+def test_target_outside_zero_to_one_is_refused(tmp_path: Path, target: str) -> None:
+    line = _refuse(tmp_path, "--target", target)
     assert f"--target {float(target):g}: the target is a fraction in (0, 1]" in line
 
 
 @pytest.mark.parametrize("arms", ["B", "B,C"])
-def test_a_run_without_the_baseline_arm_is_refused(
-    tmp_path: Path, startup_s: float, arms: str
-) -> None:
-    line = _refuse(tmp_path, startup_s, "--arms", arms)
+def test_a_run_without_the_baseline_arm_is_refused(tmp_path: Path, arms: str) -> None:
+    line = _refuse(tmp_path, "--arms", arms)
     assert f"--arms {arms}: arm A is missing" in line and "baseline" in line
     assert f"--arms A,{arms}" in line
 
