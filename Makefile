@@ -83,25 +83,16 @@ lint: venv
 # `make test` runs three jobs at once and fails when any of them fails:
 # - the suite (two xdist workers, see PYTEST_ARGS);
 # - the lint, at the lowest CPU priority: it takes the CPU the suite leaves idle while
-#   its tests wait on servers, sandboxes and CLI runs, and yields to the suite otherwise
-#   (run first it added about a minute: mypy without a cache took 55 CPU-s, with its
-#   cache 1.4; ruff 0.2). Measured on a shared machine (load 3-26) only: the suite used
-#   1,264 CPU-s (user + sys of pytest and the children it reaped), about what two cores
-#   give in its ~10 quiet minutes, so little is idle and the gain of the three jobs at
-#   once over one after the other on a quiet machine (at most the ~2 minutes of the
-#   other two) is still to measure;
-# - the tests marked own_process (the cluster test), in a pytest process of their own.
-#   Sharing a worker process with the other files, all the cluster test's units failed
-#   (cause not yet found; alone it passes); once, in one process after test_dask_runner,
-#   test_object_store, test_shared_cache, test_ray_runner, test_prefect_server and
-#   test_standing_server, its units finished but the report's child process read no rows
-#   from S3 ("no results for run 'cluster-1'"). One way a test could reach a server it
-#   did not start, a port chosen free and taken by another process before the server
-#   bound it, is closed now (tests/s3_server.py, the cluster test's scheduler file);
-#   whether it was the cause is not shown, so the test keeps its own process. It passed
-#   once more after those six files in one process (load ~13). Beside the suite rather
-#   than after it, its ~70 s (quiet machine, session 10) and its own collection of every
-#   test file (~10 CPU-s) overlap the suite.
+#   its tests wait on servers, sandboxes and CLI runs (mypy without its cache takes
+#   ~55 CPU-s, with it 1.4; ruff 0.2);
+# - the tests marked own_process (the cluster test), in a pytest process of their own:
+#   sharing a worker process with other files (test_dask_runner, test_object_store,
+#   test_shared_cache, test_ray_runner, test_prefect_server, test_standing_server), its
+#   units once finished but the report's child read no rows from S3 (cause not shown;
+#   a port chosen free and taken by another server before ours bound it is one way,
+#   now closed in tests/s3_server.py and the test's scheduler file).
+# Measured on a fresh clone, quiet 2-core host: 10:17 in all, against ~12 minutes with
+# the three one after the other (session 10: suite 9:55, cluster test 71 s, lint ~1 min).
 # The side jobs' output is shown when each ends, in one block.
 test: venv browser
 	@$(MAKE) --no-print-directory --jobs=3 test-suite test-lint test-own-process
