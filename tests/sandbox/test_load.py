@@ -164,12 +164,20 @@ class _Poisoned(Sandbox):
         return self.begin(request).result()
 
     def begin(self, request: dict[str, Any]) -> PendingAttempt:
-        pending = super().begin(request)
-        if _POISON in str(request.get("code")):
-            process = pending.worker._process  # the test kills a real worker, mid-judgement
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        return pending
+        if _POISON not in str(request.get("code")):
+            return super().begin(request)
+        # Killed before the attempt is sent: killed after, a quick worker may have
+        # answered already, and the poison would pass.
+        worker = self._acquire()
+        process = worker._process  # the test kills a real worker
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        try:
+            worker.start(request)
+        except BaseException:
+            self._discard(worker)
+            raise
+        return PendingAttempt(self, worker, request)
 
 
 def test_a_poison_answer_then_ten_correct_ones_give_ten_passes(busy: None) -> None:

@@ -38,6 +38,12 @@ def parse(source: str) -> ast.Module:
             raise TooComplex(f"too deeply nested to parse ({type(exc).__name__})") from None
 
 
+def parse_expression(source: str) -> ast.Expression:
+    """``ast.parse(source, mode="eval")``, one thread at a time."""
+    with _TURNS:
+        return ast.parse(source, mode="eval")
+
+
 def compile_expression(tree: ast.Expression, filename: str) -> CodeType:
     """``compile(tree, filename, "eval")``, one thread at a time."""
     with _TURNS:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from critiquebench.judges import Case, Check
+from critiquebench.runtime.ast_turns import parse
 
 CANARY_PREFIX = "canary:"
 """Prefix of every canary case id (``canary:basic/001_add_two``)."""
@@ -77,7 +78,7 @@ def read_check(source: str, entry_point: str) -> CanaryCheck | None:
     """The call's literal arguments and expected value of ``assert f(...) == literal``;
     None when ``source`` is not of that form."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
@@ -108,7 +109,7 @@ def _calls_with(source: str, entry_point: str, read: CanaryCheck) -> bool:
     """Whether ``source`` calls the function under test with ``read``'s arguments
     (or cannot be parsed, which counts as yes: the canary must not depend on it)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return True
     for node in ast.walk(tree):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from critiquebench.judges import Case, Check
+from critiquebench.runtime.ast_turns import parse, parse_expression
 from critiquebench.suites._informative import candidate_names, uninformative_reason
 
 _DATA_FILE = Path("data") / "HumanEval.jsonl.gz"
@@ -92,14 +93,14 @@ def _docstring_examples(task_id: str, prompt: str) -> list[Check]:
 def _normalise_expression(text: str) -> str | None:
     """The expression without comments, or None when ``text`` is not an expression."""
     try:
-        return ast.unparse(ast.parse(text, mode="eval"))
+        return ast.unparse(parse_expression(text))
     except SyntaxError:
         return None
 
 
 def _split_test(test: str) -> tuple[str, list[Check]]:
     """Split HumanEval's ``test`` text into setup code and one check per statement."""
-    module = ast.parse(test)
+    module = parse(test)
     setup_nodes: list[ast.stmt] = []
     checks: list[Check] = []
     for node in module.body:
@@ -121,7 +122,7 @@ def _statement_source(statement: ast.stmt) -> str:
 
 
 def _contains_assert(source: str) -> bool:
-    return any(isinstance(node, ast.Assert) for node in ast.walk(ast.parse(source)))
+    return any(isinstance(node, ast.Assert) for node in ast.walk(parse(source)))
 
 
 def _lend_a_test(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from critiquebench.judges import Case, Check
+from critiquebench.runtime.ast_turns import parse
 
 _CANDIDATE_ALIAS = "candidate"
 
@@ -30,7 +31,7 @@ def candidate_names(entry_point: str, setup: str = "") -> frozenset[str]:
     """
     reaching = {entry_point, _CANDIDATE_ALIAS}
     try:
-        tree = ast.parse(setup) if setup.strip() else ast.Module(body=[], type_ignores=[])
+        tree = parse(setup) if setup.strip() else ast.Module(body=[], type_ignores=[])
     except SyntaxError:
         return frozenset(reaching)
     helpers: dict[str, set[str]] = {}
@@ -61,7 +62,7 @@ def uninformative_reason(source: str, reaching: frozenset[str]) -> str | None:
         reaching: names that reach the candidate (see :func:`candidate_names`).
     """
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return "it is not valid Python"
     if not tree.body:

@@ -29,7 +29,6 @@ number and what to change.
 
 from __future__ import annotations
 
-import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from critiquebench.judges import Case, Check, CheckOrigin, case_problems, judge_names
+from critiquebench.runtime.ast_turns import parse
 
 
 class SuiteFormatError(ValueError):
@@ -112,7 +112,7 @@ def _describe_validation_error(error: ValidationError) -> str:
 def _check_statement(source: str, field: str, index: int) -> str | None:
     """Return a problem description, or None when ``source`` is one statement."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError as exc:
         return f"{field}[{index}] is not valid Python ({exc.msg}): {source!r}"
     if len(tree.body) != 1:
