@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from critiquebench.judges import JudgeSet, PythonJudge, SandboxLimits
-from critiquebench.judges.sandbox._pool import PendingAttempt, RawAttempt, Sandbox
+from critiquebench.judges.sandbox._pool import PendingAttempt, Sandbox
 from critiquebench.judges.sql._judge import SqlJudge
 from critiquebench.suites import Case, Check
 from tests.helpers import GOOD_ADD, make_case
@@ -159,9 +159,6 @@ class _Poisoned(Sandbox):
 
     def fresh(self) -> Sandbox:
         return _Poisoned(self.mode, self.max_workers)
-
-    def judge(self, request: dict[str, Any]) -> RawAttempt:
-        return self.begin(request).result()
 
     def begin(self, request: dict[str, Any]) -> PendingAttempt:
         if _POISON not in str(request.get("code")):

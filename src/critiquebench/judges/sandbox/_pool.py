@@ -477,14 +477,7 @@ class Sandbox:
 
     def judge(self, request: dict[str, Any]) -> RawAttempt:
         """Run one attempt on an idle worker (started on demand, up to ``max_workers``)."""
-        worker = self._acquire()
-        try:
-            attempt = worker.judge(request)
-        except BaseException:
-            self._discard(worker)
-            raise
-        self._release(worker)
-        return attempt
+        return self.begin(request).result()
 
     def begin(self, request: dict[str, Any]) -> PendingAttempt:
         """Send one attempt to an idle worker and return at once: the caller does other
