@@ -978,7 +978,7 @@ def server(
     """Keep a Prefect server running for this project, so runs start without one.
 
     Runs started in this project while it answers report to it (and show in its UI)
-    instead of starting a temporary server each. Stop it with Ctrl-C.
+    instead of starting a temporary server each. Stop it with Ctrl-C (or SIGTERM).
     """
     from critiquebench.runtime.prefect_env import configure_prefect_environment
     from critiquebench.runtime.prefect_server import serve_standing

@@ -329,9 +329,41 @@ def standing_api(home: Path | None) -> str | None:
     return api_url
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop ``critiquebench server`` cleanly (Ctrl-C, and what ``kill`` and
+service managers send)."""
+
+
+def _wait_unless_stopped(process: subprocess.Popen[bytes], poll_s: float = 0.2) -> int:
+    """Wait for ``process`` to exit and return its code; return 0 once a stop signal
+    arrives instead.
+
+    The handlers are set here, explicitly, for the time of the wait: a SIGINT disposition
+    inherited as "ignore" (Python keeps it and installs no KeyboardInterrupt) left the
+    server deaf to Ctrl-C, and a blocking ``waitpid`` that a signal does not interrupt
+    never lets Python run its handler. Polling with a short timeout lets the handler
+    run whichever thread the kernel delivered the signal to.
+    """
+    stop: list[int] = []
+
+    def on_stop(signum: int, frame: object) -> None:
+        stop.append(signum)
+
+    previous = {number: signal.signal(number, on_stop) for number in STOP_SIGNALS}
+    try:
+        while not stop:
+            with suppress(subprocess.TimeoutExpired):
+                return process.wait(timeout=poll_s)
+        return 0
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def serve_standing(home: Path, port: int, on_ready: Callable[[str], None]) -> int:
     """Run a Prefect API (with its UI) for Prefect home ``home`` on 127.0.0.1:``port``
-    until it exits or this process is interrupted; return the server's exit code.
+    until it exits or this process gets SIGINT or SIGTERM (then 0); return the server's
+    exit code.
 
     While it answers, ``STANDING_RECORD`` in ``home`` names it, so runs of this
     project report to it (see ``local_prefect_api``). The record goes when the server
@@ -352,7 +384,7 @@ def serve_standing(home: Path, port: int, on_ready: Callable[[str], None]) -> in
         )
         partial_record.replace(record)  # a reader sees the whole record or none
         on_ready(api_url)
-        return tied.process.wait()
+        return _wait_unless_stopped(tied.process)
     finally:
         with suppress(OSError, ValueError, KeyError):
             if json.loads(record.read_text(encoding="utf-8"))["pid"] == os.getpid():
