@@ -49,8 +49,10 @@ def import_loop() -> None:
     """Import the loop's graph (LangGraph) now, ahead of the first ``execute_unit``.
 
     Not imported with this module: a run's start imports it while the sandbox probe
-    waits on the judge's children (see ``prepare_start``), instead of before the probe
-    begins. What it took off a 2-unit library run: see ``prepare_start``.
+    waits on the judge's children (see ``prepare_start``, and what it took off a 2-unit
+    library run), instead of before the probe begins; ``critiquebench run`` imports it
+    after its head start (``warm_start``) began those children, before it waits for
+    Prefect's server.
     """
     from critiquebench.loop import run_loop
 
