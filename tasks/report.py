@@ -9,13 +9,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from critiquebench.analysis import (
-    RunReport,
-    artifact_rows,
-    load_prices,
-    report_markdown,
-    write_reports,
-)
+from critiquebench.analysis import RunReport, artifact_rows, report_markdown
 from critiquebench.pipeline import Root
 from critiquebench.pipeline._report_child import PendingReport
 
@@ -42,6 +36,10 @@ def write_reports_task(
     goes away with the child.
     """
     if pending is None:
+        # Imported here: the report's modules (charts, templates) are otherwise the
+        # child's, and the flow's process need not load them.
+        from critiquebench.analysis import load_prices, write_reports
+
         report = write_reports(
             output, run_id, prices=load_prices(prices), target=target, tables=tables
         )

@@ -379,12 +379,16 @@ def _execute(config: RunConfig, cases: list[Case], resume: str, ci: CiOptions) -
     # The temporary Prefect API starts first, so its start-up overlaps the imports and the
     # judge's start (its sandbox worker, mypy daemon and ruff server: ``warm_start``).
     with local_prefect_api() as server:
-        from critiquebench.pipeline import RunIncomplete, RunInterrupted, warm_start
+        from critiquebench.pipeline import RunIncomplete, RunInterrupted, import_loop, warm_start
 
         warm_start(config)
         # Computed while the server starts (it is not waited for yet): no thread needed.
         note = _design(config, cases)
         from flows.ab_matrix import run_ab_matrix  # imported late: Prefect reads its env
+
+        # LangGraph too, here rather than in the flow's start, after the server answered;
+        # after warm_start, whose judge's children then start before this import.
+        import_loop()
 
         console.print(
             f"run {config.run_id}: suite {config.suite}, arms {','.join(config.arms)}, "

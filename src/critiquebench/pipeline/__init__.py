@@ -96,7 +96,7 @@ if TYPE_CHECKING:
     )
     from critiquebench.pipeline._store import ResultStore, atomic_write_text
     from critiquebench.pipeline._unit import Unit
-    from critiquebench.pipeline._units import UnitRows, execute_unit, expand_matrix
+    from critiquebench.pipeline._units import UnitRows, execute_unit, expand_matrix, import_loop
 
 _RUN = (
     "FLUSH_AFTER_S",
@@ -136,7 +136,7 @@ _LAZY = {
     **dict.fromkeys(("ResultStore", "atomic_write_text"), "_store"),
     **dict.fromkeys(_RUN, "_run"),
     "Unit": "_unit",
-    **dict.fromkeys(("UnitRows", "execute_unit", "expand_matrix"), "_units"),
+    **dict.fromkeys(("UnitRows", "execute_unit", "expand_matrix", "import_loop"), "_units"),
     **dict.fromkeys(("Compacted", "compact_run"), "_compaction"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
@@ -195,6 +195,7 @@ __all__ = [
     "execute_unit",
     "expand_matrix",
     "finish_run",
+    "import_loop",
     "is_remote",
     "landed_units",
     "like_settings",

@@ -13,15 +13,7 @@ from typing import Any
 
 from critiquebench.critics import Critic
 from critiquebench.judges import STATIC_KINDS, Failure, FailureKind, JudgeResult
-from critiquebench.loop import (
-    ArmSpec,
-    Attempt,
-    LoopDependencies,
-    LoopOutcome,
-    LoopSettings,
-    build_graph,
-    run_loop,
-)
+from critiquebench.loop import ArmSpec, Attempt, LoopDependencies, LoopOutcome, LoopSettings
 from critiquebench.pipeline._config import RunConfig
 from critiquebench.pipeline._escalation import escalation_markdown
 from critiquebench.pipeline._transcripts import transcript_rows
@@ -53,8 +45,24 @@ def expand_matrix(cases: list[Case], config: RunConfig) -> list[tuple[Case, Unit
     ]
 
 
+def import_loop() -> None:
+    """Import the loop's graph (LangGraph) now, ahead of the first ``execute_unit``.
+
+    Not imported with this module: a run's start imports it while the sandbox probe
+    waits on the judge's children (see ``prepare_start``, and what it took off a 2-unit
+    library run), instead of before the probe begins; ``critiquebench run`` imports it
+    after its head start (``warm_start``) began those children, before it waits for
+    Prefect's server.
+    """
+    from critiquebench.loop import run_loop
+
+    del run_loop  # the import is the point: the graph module and LangGraph loaded
+
+
 def execute_unit(case: Case, unit: Unit, deps: LoopDependencies, config: RunConfig) -> UnitRows:
     """Run the loop for one unit and turn its outcome into rows."""
+    from critiquebench.loop import run_loop  # LangGraph: loaded once, see ``import_loop``
+
     settings = config.loop_settings(unit.arm)
     graph = None
     if settings.spec.critic:  # a critic of its own per unit, so a graph of its own too
@@ -74,6 +82,8 @@ def _compiled(deps: LoopDependencies, spec: ArmSpec) -> Any:
     Compiling took about a tenth of a unit's CPU on an instant model (544cd1b); a compiled
     graph keeps no state between invocations, so units and threads share it.
     """
+    from critiquebench.loop import build_graph
+
     return build_graph(deps, LoopSettings(arm=spec))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from critiquebench import loop
 from critiquebench.judges import PythonJudge
 from critiquebench.loop import LoopDependencies, build_graph
 from critiquebench.models import ScriptedProvider
@@ -41,7 +42,8 @@ def test_units_of_an_arm_compile_its_graph_once_with_the_same_rows(
         builds.append(settings.spec.name)
         return build_graph(deps, settings)
 
-    monkeypatch.setattr(_units, "build_graph", counted)
+    # _units imports build_graph when it compiles (LangGraph is not loaded with _units).
+    monkeypatch.setattr(loop, "build_graph", counted)
     _units._compiled.cache_clear()
     shared = _run_three(judge, tmp_path / "shared")
     assert builds == ["B"]  # one compile for three units of arm B
