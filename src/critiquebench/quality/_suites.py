@@ -28,9 +28,10 @@ from critiquebench.loop import (
 )
 from critiquebench.models import ROLES
 from critiquebench.pipeline import TABLES, RunStatus
-from critiquebench.quality._gx import lazily_loaded
+from critiquebench.quality._gx import lazily_loaded, without
 
-with lazily_loaded():  # GX's own imports that no suite here calls are deferred
+# GX's own imports that no suite here calls are deferred, its optional backends left out.
+with lazily_loaded(), without():
     import great_expectations as gx
     import great_expectations.expectations as gxe
     from great_expectations.data_context import EphemeralDataContext
