@@ -189,7 +189,10 @@ def validate_suites(
 def _validate_on(
     batch: Batch, suite: gx.ExpectationSuite, parameters: dict[str, Any], form: dict[str, Any]
 ) -> list[ExpectationValidationResult]:
-    validation = batch.validate(suite, expectation_parameters=parameters, result_format=form)
+    from critiquebench.quality._suites import configurations_kept
+
+    with configurations_kept():
+        validation = batch.validate(suite, expectation_parameters=parameters, result_format=form)
     return list(validation.results)
 
 

@@ -9,9 +9,10 @@ DuckDB beforehand, see ``_load.DERIVED_SQL``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, get_args
 
 import pyarrow as pa
@@ -28,9 +29,10 @@ from critiquebench.loop import (
 )
 from critiquebench.models import ROLES
 from critiquebench.pipeline import TABLES, RunStatus
-from critiquebench.quality._gx import lazily_loaded
+from critiquebench.quality._gx import lazily_loaded, without
 
-with lazily_loaded():  # GX's own imports that no suite here calls are deferred
+# GX's own imports that no suite here calls are deferred, its optional backends left out.
+with lazily_loaded(), without():
     import great_expectations as gx
     import great_expectations.expectations as gxe
     from great_expectations.data_context import EphemeralDataContext
@@ -42,7 +44,11 @@ with lazily_loaded():  # GX's own imports that no suite here calls are deferred
     from great_expectations.expectations.expectation import (
         ColumnMapExpectation,
         ColumnPairMapExpectation,
+        Expectation,
         MulticolumnMapExpectation,
+    )
+    from great_expectations.expectations.expectation_configuration import (
+        ExpectationConfiguration,
     )
     from great_expectations.expectations.row_conditions import Column as RowColumn
 
@@ -316,3 +322,32 @@ def ephemeral_context() -> EphemeralDataContext:
         progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
     )
     return gx.get_context(mode="ephemeral", project_config=config)
+
+
+@contextlib.contextmanager
+def configurations_kept() -> Iterator[None]:
+    """While inside, each expectation builds its ``configuration`` once, then gives the
+    same object again (one thread only: the check validates on one).
+
+    GX's ``Expectation.configuration`` is a property that converts the whole expectation
+    (a pydantic model) into a new ``ExpectationConfiguration`` at every read, and a
+    validation reads it once per keyword of each expectation, 21,000 times for the four
+    tables of a run; the expectations a validation reads are its own copies, which it
+    does not change once made. Measured gain: validating a clean 328-unit run took
+    2.0-2.2 CPU-s instead of 2.9-3.5 (3 interleaved rounds in one process, load 12).
+    """
+    built: property = Expectation.__dict__["configuration"]
+    kept: dict[int, tuple[Expectation, ExpectationConfiguration]] = {}
+
+    def configuration(expectation: Expectation) -> ExpectationConfiguration:
+        # The expectation is kept with its configuration, so its id is not reused.
+        entry = kept.get(id(expectation))
+        if entry is None or entry[0] is not expectation:
+            entry = kept[id(expectation)] = (expectation, built.__get__(expectation))
+        return entry[1]
+
+    Expectation.configuration = property(configuration)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        Expectation.configuration = built  # type: ignore[method-assign,assignment]

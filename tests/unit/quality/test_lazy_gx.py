@@ -41,3 +41,40 @@ print(pyclbr.readmodule.__name__, type(pyclbr) is types.ModuleType)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:3] == ["False", "True True False", "readmodule True"]
+
+
+def test_the_suites_leave_gx_s_optional_backends_out_and_importable_after() -> None:
+    script = """
+import sys
+import critiquebench.quality._suites
+from critiquebench.quality._gx import OPTIONAL_BACKENDS
+print(sorted(name for name in OPTIONAL_BACKENDS if name in sys.modules))
+import sqlalchemy
+print(sqlalchemy.__name__)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "sqlalchemy"]
+
+
+def test_a_package_imported_before_stays_importable_whole() -> None:
+    script = """
+import sys
+import email
+from critiquebench.quality._gx import without
+with without(("email", "pyclbr")):
+    import email.mime.text
+    try:
+        import pyclbr
+    except ModuleNotFoundError as error:
+        print("absent", error.name)
+import pyclbr
+print(email.mime.text.__name__, pyclbr.__name__)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["absent pyclbr", "email.mime.text pyclbr"]
