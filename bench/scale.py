@@ -10,7 +10,9 @@ For each size, in fresh processes and a fresh output folder (no call cache):
   (``sql`` with one query counting the cases).
 
 Printed per size: units, wall seconds of each step (the compaction's apart), files
-written under the run before the compaction and left after it, the peak memory
+written under the run before the compaction and left after it, the run process's
+resident memory after each tenth of its units (flat, or growing with them) and its
+peak before the compaction apart, the peak memory
 (``VmHWM``, see critiquebench.runtime.peak_memory) of every process, and the CPU
 seconds of each (user + system, its children's included): on a shared machine the
 wall time says more about the others' load than about the step.
