@@ -10,7 +10,9 @@ For each size, in fresh processes and a fresh output folder (no call cache):
   (``sql`` with one query counting the cases).
 
 Printed per size: units, wall seconds of each step (the compaction's apart), files
-written under the run before the compaction and left after it, the peak memory
+written under the run before the compaction and left after it, the run process's
+resident memory after each tenth of its units (flat, or growing with them) and its
+peak before the compaction apart, the peak memory
 (``VmHWM``, see critiquebench.runtime.peak_memory) of every process, and the CPU
 seconds of each (user + system, its children's included): on a shared machine the
 wall time says more about the others' load than about the step.
@@ -33,13 +35,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 HUMANEVAL_CASES = 164
 ARMS = ("A", "B")
 
 RUN = r"""
-import json, sys, time
+import itertools, json, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from critiquebench.runtime.peak_memory import peak_rss_mib
 from critiquebench.pipeline import (
@@ -55,16 +58,41 @@ config = RunConfig.model_validate({
 started = time.perf_counter()
 plan = start_run(config)
 
+done = itertools.count(1)  # units run so far (next() is atomic under the GIL)
+ran = [0]
+
 def run_batch(numbered):
     index, batch = numbered
     with BatchWriter(config, batch_prefix(plan.invocation, index)) as writer:
         for case, unit in batch:
             run_unit(case, unit, config, writer)
+            ran[0] = next(done)
 
+def rss_mib():
+    for line in open("/proc/self/status", encoding="ascii"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+# The resident memory after each tenth of the units: flat, or growing with them.
+trace, finished = [], threading.Event()
+
+def sample():
+    step, mark = max(1, plan.planned // 10), 1
+    while not finished.wait(0.5):
+        if ran[0] >= mark * step:
+            trace.append((ran[0], round(rss_mib())))
+            mark = ran[0] // step + 1
+
+sampler = threading.Thread(target=sample, daemon=True)
+sampler.start()
 # As the flow does: batches of units (one task each), then one compaction.
 with ThreadPoolExecutor(workers) as pool:
     list(pool.map(run_batch, enumerate(unit_batches(plan.work, workers))))
+finished.set()
+sampler.join()
 units_s = time.perf_counter() - started
+units_mib = peak_rss_mib()
 run_dir = config.output / "scale"
 written = sum(1 for path in run_dir.rglob("*") if path.is_file())
 compacting = time.perf_counter()
@@ -73,7 +101,8 @@ compact_s = time.perf_counter() - compacting
 end = finish_run(plan, failed=0)
 print(json.dumps({"units": plan.planned, "status": end.status, "units_s": units_s,
                   "compact_s": compact_s, "written": written,
-                  "wall_s": time.perf_counter() - started, "peak_mib": peak_rss_mib()}))
+                  "wall_s": time.perf_counter() - started, "peak_mib": peak_rss_mib(),
+                  "units_mib": units_mib, "trace": trace}))
 """
 
 CLI = r"""
@@ -115,15 +144,16 @@ def _files(output: str) -> int:
     return sum(1 for path in run.rglob("*") if path.is_file())
 
 
-def measure(size: int, output: str, workers: int, cases: int) -> dict[str, float]:
+def measure(size: int, output: str, workers: int, cases: int) -> dict[str, Any]:
     """Run ``size`` units (rounded up to whole reps of ``cases`` cases x arms) into
     ``output`` and time the readers."""
     reps = math.ceil(size / (cases * len(ARMS)))
     _, run_cpu, out, _ = _python(RUN, output, str(reps), str(workers), str(cases))
     run = json.loads(out.strip().splitlines()[-1])
-    found: dict[str, float] = {
+    found: dict[str, Any] = {
         "run_cpu": run_cpu,
         "units": run["units"], "run_s": run["wall_s"], "run_mib": run["peak_mib"],
+        "units_mib": run["units_mib"], "trace": run["trace"],
         "compact_s": run["compact_s"], "written": run["written"], "files": _files(output),
     }  # fmt: skip
     commands = {
@@ -167,6 +197,9 @@ def main() -> None:
             f"{m['check_cpu']:.1f}/{m['sql_cpu']:.1f}",
             flush=True,
         )
+        trace = ", ".join(f"{units:,}: {mib}" for units, mib in m["trace"])
+        print(f"  run's RSS MiB by units run: {trace}; peak {m['units_mib']:.0f} before the "
+              f"compaction, {m['run_mib']:.0f} after", flush=True)  # fmt: skip
         print(json.dumps(m), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 

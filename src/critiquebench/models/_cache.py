@@ -129,6 +129,16 @@ class CallCache:
         return int(row[0])
 
 
+@dataclasses.dataclass
+class _Flight:
+    """One call being made: its callers wait their turn on ``lock``, the first asks the
+    model and the others find its answer in the cache."""
+
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    callers: int = 0
+    """Callers holding or waiting for ``lock``; guarded by the provider's ``_guard``."""
+
+
 class CachingProvider:
     """Wraps a provider so every call goes through a :class:`CallCache` (one machine)
     or a :class:`SharedCallCache` (every worker of a cluster)."""
@@ -137,7 +147,9 @@ class CachingProvider:
         self.inner = inner
         self.cache = cache
         self._guard = threading.Lock()
-        self._in_flight: dict[str, threading.Lock] = {}
+        self._in_flight: dict[str, _Flight] = {}
+        """The calls being made now, by key: an entry leaves with its last caller, so
+        the map holds the calls under way, not one lock for every call the run made."""
 
     @property
     def model_name(self) -> str:
@@ -156,22 +168,41 @@ class CachingProvider:
         # same moment; the second waits for the first and is then a cache hit.
         started = time.perf_counter()
         with self._guard:
-            lock = self._in_flight.setdefault(key, threading.Lock())
-        with lock:
-            hit = self.cache.get(key)
-            if hit is None and isinstance(self.cache, SharedCallCache):
-                # Other processes, on other machines, may be making this very call:
-                # one of them calls the model, the others wait for its answer.
-                hit = self.cache.claim(key)
-                if hit is None:
-                    return self._call_claimed(self.cache, key, messages, params, schema, context)
-            if hit is not None:
-                # The hit's own latency includes waiting for the first caller, so a
-                # unit's reported latency swaps the whole wait for the original latency.
-                return dataclasses.replace(hit, latency_s=time.perf_counter() - started)
-            completion = self.inner.complete(messages, params, schema, context)
-            self.cache.put(key, completion)
-            return completion
+            flight = self._in_flight.setdefault(key, _Flight())
+            flight.callers += 1
+        try:
+            with flight.lock:
+                return self._complete_once(key, started, messages, params, schema, context)
+        finally:
+            with self._guard:
+                flight.callers -= 1
+                if not flight.callers:
+                    del self._in_flight[key]
+
+    def _complete_once(
+        self,
+        key: str,
+        started: float,
+        messages: Sequence[Message],
+        params: GenerationParams,
+        schema: dict[str, Any] | None,
+        context: CallContext | None,
+    ) -> Completion:
+        """The call of ``key``, made (or found in the cache) by its flight's one caller."""
+        hit = self.cache.get(key)
+        if hit is None and isinstance(self.cache, SharedCallCache):
+            # Other processes, on other machines, may be making this very call:
+            # one of them calls the model, the others wait for its answer.
+            hit = self.cache.claim(key)
+            if hit is None:
+                return self._call_claimed(self.cache, key, messages, params, schema, context)
+        if hit is not None:
+            # The hit's own latency includes waiting for the first caller, so a
+            # unit's reported latency swaps the whole wait for the original latency.
+            return dataclasses.replace(hit, latency_s=time.perf_counter() - started)
+        completion = self.inner.complete(messages, params, schema, context)
+        self.cache.put(key, completion)
+        return completion
 
     def _call_claimed(
         self,

@@ -148,3 +148,30 @@ def test_identical_concurrent_calls_reach_the_model_once(tmp_path: Path) -> None
     assert sorted(r.cached for r in results) == [False, True]
     hit = next(r for r in results if r.cached)
     assert hit.latency_s >= 0.1  # it waited for the first call, and says so
+
+
+def test_calls_made_leave_nothing_in_flight(tmp_path: Path) -> None:
+    """The single-flight map holds the calls under way: a long run's every call left a
+    lock in it (a key and a lock per call, for the whole run)."""
+
+    def answer(messages: list[Message]) -> str:
+        if messages[-1].content == "fail":
+            raise RuntimeError("the model failed")
+        threading.Event().wait(0.05)
+        return "answer"
+
+    provider = CachingProvider(
+        ScriptedProvider(responder=answer), CallCache(tmp_path / "calls.sqlite")
+    )
+    for n in range(5):
+        provider.complete([Message("user", f"task {n}")], PARAMS)
+    with pytest.raises(RuntimeError):
+        provider.complete([Message("user", "fail")], PARAMS)
+    threads = [
+        threading.Thread(target=provider.complete, args=(MESSAGES, PARAMS)) for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert provider._in_flight == {}

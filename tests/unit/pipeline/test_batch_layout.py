@@ -107,6 +107,39 @@ def test_batches_and_their_compaction_read_as_the_layout_of_earlier_runs(
     assert len(_contents(per_unit)["cases"]) == 21
 
 
+def test_batches_gathered_in_blocks_compact_to_the_same_rows(
+    per_unit: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batch tables are copied into blocks as they are read (``_FILES_PER_BLOCK``) and
+    row groups written past ``_ROW_GROUP_BYTES``: three batches a block, a few rows a
+    row group, and the part still holds every row once, a unit run twice its last rows."""
+    monkeypatch.setattr(compaction, "_FILES_PER_BLOCK", 3)
+    monkeypatch.setattr(compaction, "_ROW_GROUP_BYTES", 4096)
+    expected = _contents(per_unit)
+    batched = tmp_path / "batched"
+    write_run(batched, RUN, [])
+    units = _units(20)
+    _write_batches(batched, units, size=2)  # ten batches: three blocks and one left over
+    again = FakeUnit(units[1].case_id, units[1].arm, defects=(5,))  # a cluster ran it again
+    ResultStore(batched).write_units(
+        RUN,
+        "20260102T030405000000Z-b99999",
+        [(Unit(again.case_id, again.arm, 0), rows_of(RUN, again))],
+    )
+
+    done = compact_run(batched, RUN)
+
+    assert done is not None and (done.units, done.replaced) == (20, 11)
+    found = _contents(batched)
+    rerun = (again.case_id, again.arm)
+    for table, rows in expected.items():  # every other unit's rows, in full, once
+        assert [r for r in found[table] if r[1:3] != rerun] == [r for r in rows if r[1:3] != rerun]
+    db = connect(batched, [RUN])
+    assert db.execute(
+        "SELECT defects_final FROM cases WHERE case_id = ? AND arm = ?", list(rerun)
+    ).fetchall() == [(5,)]
+
+
 def test_a_unit_written_twice_is_kept_once_and_the_other_rows_set_aside(
     tmp_path: Path,
 ) -> None:
