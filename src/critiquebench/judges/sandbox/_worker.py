@@ -872,7 +872,10 @@ def _hold(libc: Any) -> _Holder:
     branch and main alternated, 2 cores at load 8-18 from other work): CPU an attempt
     (every process) of the tests-only judge median 20.4 -> 15.5 ms, of the full judge
     31.5 -> 26.2 ms, the same findings; the rates at that load moved by more between
-    rounds than between the two.
+    rounds than between the two. Then two pairs of two rounds at load 1-3, the second
+    (warm) round: tests-only judge 58.1/55.6 -> 78.9/72.7 attempts/s at 18.1/17.6 ->
+    13.0/10.2 ms of CPU; the full judge 52.7/39.6 -> 52.4/44.7 attempts/s at 27.5/28.2
+    -> 23.1/18.8 ms: its rate is now held by the static checks on the judge's thread.
     """
     outer_uid = os.geteuid()
     # Writing its own maps needs a dumpable process; non-dumpable again before forking.
