@@ -207,3 +207,79 @@ def test_signals_cannot_reach_the_worker(judge: PythonJudge) -> None:
     assert result.infrastructure_error is None
     assert result.passed, result.failures  # a correct answer, whatever it tried
     assert run(judge, GOOD_ADD).passed  # and the judge carries on
+
+
+def test_a_process_left_by_one_attempt_is_not_seen_by_the_next(judge: PythonJudge) -> None:
+    # The worker's holder serves every attempt; each attempt is still PID 1 of a PID
+    # namespace of its own, and the holder starts the next one only once no process of
+    # the last is left.
+    marker = f"cb-left-{uuid.uuid4().hex}"
+    reader = (
+        "import os\n"
+        "def add(a, b):\n"
+        "    seen = []\n"
+        "    for pid in os.listdir('/proc'):\n"
+        "        try:\n"
+        "            seen.append(open(f'/proc/{pid}/cmdline', 'rb').read())\n"
+        "        except OSError:\n"
+        "            pass\n"
+        f"    left = [c for c in seen if b'{marker}' in c]\n"
+        "    return a + b if not left and os.getpid() == 1 else (left, os.getpid())\n"
+    )
+    workers = list(judge.sandbox._idle)
+    assert run(judge, _daemon(marker) + GOOD_ADD).passed
+    result = run(judge, reader)
+    assert result.passed, result.failures
+    assert judge.sandbox._idle == workers  # the same worker judged both
+
+
+def test_keys_do_not_persist_to_the_next_attempt(judge: PythonJudge) -> None:
+    # The kernel's keyrings outlive processes; each attempt has a user namespace (and so
+    # user keyrings) of its own, so the next attempt never finds a key.
+    name = f"cb-key-{uuid.uuid4().hex}".encode()
+    rings = "(-3, -4, -5)"  # the session, user and user-session keyrings
+    writer = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        f"made = [libc.syscall(248, b'user', {name!r}, b'x', 1, ring) for ring in {rings}]\n"
+        "def add(a, b):\n"
+        "    return a + b if min(made) > 0 else made\n"
+    )
+    reader = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        f"found = [libc.syscall(250, 10, ring, b'user', {name!r}, 0) for ring in {rings}]\n"
+        "def add(a, b):\n"
+        "    return a + b if max(found) == -1 else found\n"
+    )
+    assert run(judge, writer).passed  # add_key, then keyctl(KEYCTL_SEARCH): x86-64 numbers
+    result = run(judge, reader)
+    assert result.passed, result.failures
+
+
+def test_no_process_outside_the_attempt_takes_its_signals(judge: PythonJudge) -> None:
+    # Every process the attempt sees in /proc (the sandbox's own, the worker and its
+    # holder among them) is signalled through its /proc folder, which names it whatever
+    # PID namespace it is in: none but the attempt's own may take one.
+    code = (
+        "import os, signal\n"
+        "me, taken = os.readlink('/proc/self'), []\n"
+        "for pid in os.listdir('/proc'):\n"
+        "    if pid.isdigit() and pid != me:\n"
+        "        try:\n"
+        "            folder = os.open(f'/proc/{pid}', os.O_RDONLY | os.O_DIRECTORY)\n"
+        "            signal.pidfd_send_signal(folder, signal.SIGKILL)\n"
+        "            taken.append(pid)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "def add(a, b):\n"
+        "    return a + b if not taken else taken\n"
+    )
+    workers = list(judge.sandbox._idle)
+    result = run(judge, code)
+    assert result.infrastructure_error is None
+    assert result.passed, result.failures
+    assert run(judge, GOOD_ADD).passed
+    assert judge.sandbox._idle == workers and all(worker.alive for worker in workers)
