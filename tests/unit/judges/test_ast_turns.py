@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
 import gc
 import random
@@ -40,7 +41,7 @@ def test_sixteen_threads_parse_without_a_system_error(busy_collector: None) -> N
     parsed: list[int] = []
 
     def work() -> None:
-        for _ in range(30):
+        for _ in range(12):
             try:
                 parsed.append(len(_ast_turns.parse(SOURCE).body))
             except SystemError as error:
@@ -52,7 +53,7 @@ def test_sixteen_threads_parse_without_a_system_error(busy_collector: None) -> N
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(parsed) == 480 and len(set(parsed)) == 1
+    assert len(parsed) == 192 and len(set(parsed)) == 1
 
 
 def test_the_library_parses_and_compiles_trees_only_through_ast_turns() -> None:
@@ -68,3 +69,41 @@ def test_the_library_parses_and_compiles_trees_only_through_ast_turns() -> None:
         if "ast.parse(" in line or line.strip().startswith("compile(") or " compile(" in line
     ]
     assert direct == []
+
+
+def test_a_thread_outside_the_turns_does_not_fail_ours(busy_collector: None) -> None:
+    # Others' code parses without the lock (3.11's traceback does, to draw its ^^^
+    # marks); a CI run's suite read failed on the mismatch that way. Ours make the
+    # conversion again; theirs may fail, which the count of their errors shows is real.
+    stop = threading.Event()
+    theirs: list[str] = []
+
+    def outside() -> None:
+        while not stop.is_set():
+            try:
+                ast.parse(SOURCE)
+            except SystemError as error:
+                theirs.append(str(error))
+
+    ours: list[str] = []
+    parsed: list[int] = []
+
+    def work() -> None:
+        for _ in range(20):
+            try:
+                parsed.append(len(_ast_turns.parse(SOURCE).body))
+            except SystemError as error:
+                ours.append(str(error))
+
+    foreign = [threading.Thread(target=outside) for _ in range(2)]
+    mine = [threading.Thread(target=work) for _ in range(2)]
+    for thread in foreign + mine:
+        thread.start()
+    for thread in mine:
+        thread.join()
+    stop.set()
+    for thread in foreign:
+        thread.join()
+    assert ours == []
+    assert len(parsed) == 40 and len(set(parsed)) == 1
+    assert theirs, "the outside threads never tripped the counter: the test proves nothing"
