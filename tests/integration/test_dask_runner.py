@@ -47,9 +47,13 @@ def _provider_lookups() -> tuple[int, int]:
     return info.misses, info.hits
 
 
-@pytest.fixture()
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """A local two-process Dask cluster, as a scheduler already running elsewhere."""
+    """A local two-process Dask cluster, as a scheduler already running elsewhere.
+
+    One for the module: the tests that use it read what their own run changed (the
+    providers built and reused in each worker before and after), not the workers' totals.
+    """
     from distributed import LocalCluster
 
     with LocalCluster(
@@ -77,34 +81,12 @@ def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) ->
     ]
 
 
-def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, cluster: Any) -> None:
-    from distributed import Client
-
-    result = run_ab_matrix(
-        _config(
-            tmp_path,
-            "dask-address-1",
-            limit=4,
-            task_runner="dask",
-            dask_address=cluster.scheduler_address,
-        )
-    )
-    with Client(cluster.scheduler_address, set_as_default=False) as client:
-        pids = client.run(os.getpid)
-        lookups = client.run(_provider_lookups)
-    ran_units = {address for address, pid in pids.items() if pid in result["worker_pids"]}
-    assert ran_units and os.getpid() not in result["worker_pids"]
-    for address, (built, _reused) in lookups.items():
-        assert built == (1 if address in ran_units else 0), lookups
-    assert sum(built + reused for built, reused in lookups.values()) == 8  # one per unit
-    assert len(_outcomes(tmp_path / "runs", "dask-address-1")) == 8
-
-
 def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cluster: Any) -> None:
     import psutil
     from distributed import Client
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
+    # First on the module's cluster, so its workers have run no flow yet.
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
@@ -128,6 +110,35 @@ def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cl
         for pid in pids
     }
     assert servers == {pid: [] for pid in pids}
+
+
+def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, cluster: Any) -> None:
+    from distributed import Client
+
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        before = client.run(_provider_lookups)
+    result = run_ab_matrix(
+        _config(
+            tmp_path,
+            "dask-address-1",
+            limit=4,
+            task_runner="dask",
+            dask_address=cluster.scheduler_address,
+        )
+    )
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        pids = client.run(os.getpid)
+        lookups = client.run(_provider_lookups)
+    ran_units = {address for address, pid in pids.items() if pid in result["worker_pids"]}
+    assert ran_units and os.getpid() not in result["worker_pids"]
+    changed = {
+        address: (built - before[address][0], reused - before[address][1])
+        for address, (built, reused) in lookups.items()
+    }
+    for address, (built, _reused) in changed.items():
+        assert built == (1 if address in ran_units else 0), (before, lookups)
+    assert sum(built + reused for built, reused in changed.values()) == 8  # one per unit
+    assert len(_outcomes(tmp_path / "runs", "dask-address-1")) == 8
 
 
 def _is_server(process: Any) -> bool:

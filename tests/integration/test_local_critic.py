@@ -14,9 +14,9 @@ from critiquebench.suites import load_suite
 pytestmark = pytest.mark.slow
 
 
-def test_local_critic_json_parses_ten_times_out_of_ten() -> None:
+def test_local_critic_json_parses_six_times_out_of_six() -> None:
     critic = Critic(LocalProvider(), CriticSettings(policy="fail_closed"))
-    cases = load_suite("basic", limit=10)
+    cases = load_suite("basic", limit=6)
     methods = []
     for n, case in enumerate(cases):
         candidate = case.reference_solution if n % 2 else case.reference_solution.replace("+", "-")
@@ -25,5 +25,5 @@ def test_local_critic_json_parses_ten_times_out_of_ten() -> None:
         assert call.completion is not None
         methods.append(call.parse_method)
         assert call.verifier_error is None, call.completion.text
-    assert len(methods) == 10 and "unparseable" not in methods
-    assert methods.count("json") >= 8  # the grammar makes the strict form the usual one
+    assert len(methods) == 6 and "unparseable" not in methods
+    assert methods.count("json") >= 5  # the grammar makes the strict form the usual one
