@@ -29,9 +29,8 @@ from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_pa
 if TYPE_CHECKING:
     from critiquebench.analysis import RunReport
 
-REPORT_MODULES = ("critiquebench.analysis", "scipy.special", __name__)
-"""What the child imports ahead of the call (the analysis imports scipy only when an
-interval is first computed); ``warm_up`` imports the analysis's own modules."""
+REPORT_MODULES = ("critiquebench.analysis", __name__)
+"""What the child imports ahead of the call; ``warm_up`` imports the analysis's own modules."""
 
 _REPORT_NAMES = (
     "build_report",

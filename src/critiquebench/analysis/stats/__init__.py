@@ -3,7 +3,7 @@ BCa intervals, McNemar's test counted over cases, the acceptance rule of a verdi
 power by simulation (how many cases and reps make a verdict likely).
 
 Nothing here reads a run; :mod:`critiquebench.analysis.report` feeds these the numbers.
-scipy is imported by the functions that need it, on first call.
+The exact t quantile and binomial tail are our own (``_exact``): no scipy.
 """
 
 from typing import TYPE_CHECKING

@@ -8,19 +8,12 @@ from statistics import NormalDist
 import numpy as np
 from numpy.typing import NDArray
 
+from critiquebench.analysis.stats._exact import t_quantile
+
 _NORMAL = NormalDist()
 # Index matrices are drawn in blocks of about this many cells, bounding memory
 # for large runs while every block is still one vectorised draw.
 _BLOCK_CELLS = 4_000_000
-
-
-def _t_quantile(p: float, df: int) -> float:
-    """Student t quantile (exact, from scipy's special functions)."""
-    # Imported here: the report types import this module, and the run's process
-    # reads reports without ever computing an interval.
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, p))
 
 
 def resampled_sums(columns: NDArray[np.float64], resamples: int, seed: int) -> NDArray[np.float64]:
@@ -51,7 +44,7 @@ def bca_interval(
     accel = float((spread**3).sum()) / (6.0 * squares**1.5) if squares > 0 else 0.0
     tail = (1.0 - confidence) / 2.0
     zq = (
-        math.sqrt(n / (n - 1)) * _t_quantile(1.0 - tail, n - 1)
+        math.sqrt(n / (n - 1)) * t_quantile(1.0 - tail, n - 1)
         if n > 1
         else _NORMAL.inv_cdf(1.0 - tail)
     )

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from critiquebench.analysis.stats._exact import binomial_half_cdf
+
 
 @dataclass(frozen=True)
 class McNemarResult:
@@ -31,9 +33,7 @@ class McNemarResult:
 
 def _two_sided_sign_test(b: int, c: int) -> float:
     """Exact two-sided sign test on b against c discordant pairs (1 when there are none)."""
-    from scipy.special import bdtr  # here, as in _bootstrap: reading a report needs no scipy
-
-    return float(min(1.0, 2.0 * bdtr(min(b, c), b + c, 0.5)))
+    return min(1.0, 2.0 * binomial_half_cdf(min(b, c), b + c))
 
 
 def mcnemar_exact(
