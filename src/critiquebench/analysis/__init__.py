@@ -10,8 +10,7 @@
 
 Each room depends only on the ones listed before it. Every name is imported on first
 use (PEP 562): the run's process needs the DuckDB views (``connect``) but not the
-charts, statistics and templates, which load altair, scipy and Jinja2 (1.6 s and
-~150 MiB together).
+charts, statistics and templates, which load vl-convert, numpy and Jinja2.
 """
 
 from typing import TYPE_CHECKING

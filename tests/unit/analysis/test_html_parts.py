@@ -103,7 +103,7 @@ def test_no_gain_panel_when_no_arm_ran_a_fix_round(tmp_path: Path) -> None:
 def test_the_gain_panel_holds_only_arms_with_a_gain(tmp_path: Path) -> None:
     spec = _figure(_report(tmp_path, units()), "curve")
     _, right = spec["hconcat"]
-    gains = spec["datasets"][right["data"]["name"]]
+    gains = right["data"]["values"]
     assert {row["arm"] for row in gains} == {"B"}
     assert [(row["round"], row["gain"]) for row in gains] == [(1, pytest.approx(1.0)), (2, 0.0)]
 
@@ -117,9 +117,7 @@ def test_a_free_model_plots_tokens_with_one_label_per_point(tmp_path: Path) -> N
     points, labels = spec["layer"]
     assert points["encoding"]["x"]["field"] == "tokens"
     assert spec["title"] == "Tokens vs defects (cost is $0)"
-    assert spec["datasets"][labels["data"]["name"]] == [
-        {"tokens": 110.0, "mean": 1.0, "label": "A, B"}
-    ]
+    assert labels["data"]["values"] == [{"tokens": 110.0, "mean": 1.0, "label": "A, B"}]
     caption = next(f.caption for f in report_figures(report) if f.name == "cost")
     assert caption.startswith("The run cost $0 (fake:priced is free")
 

@@ -3,8 +3,8 @@ tables and verdict lines, Markdown (``report.md``, ``lessons.md``), the self-con
 HTML page with its charts (template in ``templates/``), the project's lessons file,
 the files a run writes (``write_reports``), and the transcript viewer.
 
-Charts and the page load altair, vl-convert and Jinja2 (about a second); each name
-is imported on first use, so printing a verdict loads none of them.
+Charts and the page load vl-convert and Jinja2; each name is imported on first use,
+so printing a verdict loads neither.
 """
 
 from typing import TYPE_CHECKING

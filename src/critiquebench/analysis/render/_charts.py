@@ -1,4 +1,11 @@
-"""The HTML report's charts: Vega-Lite specs (built with Altair), the script and the style."""
+"""The HTML report's charts: Vega-Lite specs, the script and the style.
+
+The specs are written as the JSON they are, in Altair's shorthand for fields
+(``"arm:N"``): Altair built them before, and its import (with jsonschema's and
+narwhals') was ~0.6 CPU-s of every ``report``, a sixth of a 328-unit one's ~3.7 CPU-s,
+for dictionaries. ``tests/unit/analysis/test_charts_schema.py`` validates every chart
+against Vega-Lite's schema (Altair ships it; the tests may import it).
+"""
 
 from __future__ import annotations
 
@@ -13,13 +20,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import altair as alt
 import vl_convert
 
 from critiquebench.loop import HALT_REASONS
 from critiquebench.runtime.project import local_cache_dir
 
 Rows = Sequence[Mapping[str, Any]]
+
+VEGA_LITE = "6.4"
+"""The Vega-Lite version the specs follow, as vl-convert names it (major.minor)."""
+SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.4.1.json"
+_CONFIG = {"view": {"continuousHeight": 300, "continuousWidth": 300}}
+_TYPES = {"N": "nominal", "Q": "quantitative", "O": "ordinal"}
 
 _WIDTH = 380
 _HEIGHT = 220
@@ -62,31 +74,57 @@ class Figure:
     wide: bool = False
 
 
-def _data(rows: Rows) -> alt.InlineData:
-    return alt.InlineData(values=[dict(row) for row in rows])
+def _data(rows: Rows) -> dict[str, Any]:
+    return {"values": [dict(row) for row in rows]}
 
 
-def _spec(chart: alt.TopLevelMixin) -> dict[str, Any]:
-    # Altair types a layer's to_dict() as Any; the spec is a JSON object all the same.
-    spec: dict[str, Any] = chart.to_dict()
-    return spec
+def _channel(shorthand: str, **options: Any) -> dict[str, Any]:
+    """A field channel from Altair's shorthand (``"arm:N"``: field and type) and options."""
+    field, kind = shorthand.rsplit(":", 1)
+    return {"field": field, "type": _TYPES[kind], **options}
+
+
+def _tooltip(*fields: str | tuple[str, str]) -> list[dict[str, Any]]:
+    """Tooltip channels: a shorthand, or a shorthand and its number format."""
+    return [
+        _channel(field) if isinstance(field, str) else _channel(field[0], format=field[1])
+        for field in fields
+    ]
+
+
+def _top(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` as a whole chart: the schema it follows and the view config Altair gave."""
+    return {"$schema": SCHEMA_URL, "config": _CONFIG, **spec}
+
+
+def _layers(shared: dict[str, Any], *layers: dict[str, Any]) -> list[dict[str, Any]]:
+    """``layers``, each with the ``shared`` encoding under its own (as Altair writes them)."""
+    return [{**layer, "encoding": {**shared, **layer["encoding"]}} for layer in layers]
 
 
 def defects_chart(rows: Rows) -> dict[str, Any]:
     """Mean final defects per arm, with 95% CI error bars; rows: arm, mean, low, high."""
-    base = alt.Chart(_data(rows)).encode(x=alt.X("arm:N", title="arm", axis=alt.Axis(labelAngle=0)))
-    bars = base.mark_bar(color="#4c78a8").encode(
-        y=alt.Y("mean:Q", title="mean defects per unit"),
-        tooltip=["arm:N", alt.Tooltip("mean:Q", format=".2f")],
-    )
+    x = {"x": _channel("arm:N", title="arm", axis={"labelAngle": 0})}
+    bars = {
+        "mark": {"type": "bar", "color": "#4c78a8"},
+        "encoding": {
+            "y": _channel("mean:Q", title="mean defects per unit"),
+            "tooltip": _tooltip("arm:N", ("mean:Q", ".2f")),
+        },
+    }
     # Same axis title on both layers, or Vega-Lite joins them ("mean..., low").
-    errors = base.mark_errorbar(ticks={"size": 14}, color="black").encode(
-        y=alt.Y("low:Q", title="mean defects per unit"), y2="high:Q"
-    )
-    chart = (bars + errors).properties(
-        title="Defects of the answer kept (95% CI)", width=_WIDTH, height=_HEIGHT
-    )
-    return _spec(chart)
+    errors = {
+        "mark": {"type": "errorbar", "ticks": {"size": 14}, "color": "black"},
+        "encoding": {
+            "y": _channel("low:Q", title="mean defects per unit"),
+            "y2": {"field": "high"},
+        },
+    }
+    return _top({
+        "data": _data(rows),
+        "layer": _layers(x, bars, errors),
+        "title": "Defects of the answer kept (95% CI)", "width": _WIDTH, "height": _HEIGHT,
+    })  # fmt: skip
 
 
 def curve_chart(rows: Rows, gains: Rows) -> dict[str, Any]:
@@ -97,37 +135,41 @@ def curve_chart(rows: Rows, gains: Rows) -> dict[str, Any]:
     only for arms that ran the round; with none, the gain panel is left out rather than
     drawn empty under a legend of arms that have no bar in it.
     """
-    color = alt.Color("arm:N", title="arm")
-    line = alt.Chart(_data(rows)).mark_line(point=True).encode(
-        x=alt.X("round:O", title="round (0 = first draft)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("mean_defects:Q", title="mean defects per unit"),
-        color=color,
-        strokeDash=alt.StrokeDash(
-            "answer:N", title="answer", sort=["kept", "latest"],
-            scale=alt.Scale(domain=["kept", "latest"], range=[[1, 0], [5, 4]]),
-        ),
-        tooltip=["arm:N", "answer:N", "round:O", alt.Tooltip("mean_defects:Q", format=".2f")],
-    )  # fmt: skip
-    left = line.properties(
-        title="Defects by round: answer kept (solid), latest attempt (dashed)",
-        width=_WIDTH,
-        height=_HEIGHT,
-    )
+    color = _channel("arm:N", title="arm")
+    left = {
+        "data": _data(rows),
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": _channel("round:O", title="round (0 = first draft)", axis={"labelAngle": 0}),
+            "y": _channel("mean_defects:Q", title="mean defects per unit"),
+            "color": color,
+            "strokeDash": _channel(
+                "answer:N", title="answer", sort=["kept", "latest"],
+                scale={"domain": ["kept", "latest"], "range": [[1, 0], [5, 4]]},
+            ),
+            "tooltip": _tooltip("arm:N", "answer:N", "round:O", ("mean_defects:Q", ".2f")),
+        },
+        "title": "Defects by round: answer kept (solid), latest attempt (dashed)",
+        "width": _WIDTH,
+        "height": _HEIGHT,
+    }  # fmt: skip
     if not gains:
-        return _spec(left)
-    bars = (
-        alt.Chart(_data(gains))
-        .mark_bar()
-        .encode(
-            x=alt.X("round:O", title="round", axis=alt.Axis(labelAngle=0)),
-            xOffset="arm:N",
-            y=alt.Y("gain:Q", title="defects removed from the answer kept"),
-            color=color,
-            tooltip=["arm:N", "round:O", alt.Tooltip("gain:Q", format=".2f")],
-        )
-    )
-    right = bars.properties(title="Gain per round", width=_WIDTH // 2, height=_HEIGHT)
-    return _spec(alt.hconcat(left, right))
+        return _top(left)
+    right = {
+        "data": _data(gains),
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": _channel("round:O", title="round", axis={"labelAngle": 0}),
+            "xOffset": _channel("arm:N"),
+            "y": _channel("gain:Q", title="defects removed from the answer kept"),
+            "color": color,
+            "tooltip": _tooltip("arm:N", "round:O", ("gain:Q", ".2f")),
+        },
+        "title": "Gain per round",
+        "width": _WIDTH // 2,
+        "height": _HEIGHT,
+    }
+    return _top({"hconcat": [left, right]})
 
 
 def tokens_chart(rows: Rows) -> dict[str, Any]:
@@ -135,26 +177,30 @@ def tokens_chart(rows: Rows) -> dict[str, Any]:
 
     rows: arm, round, mean_tokens (cumulative per unit), pass_rate.
     """
-    base = alt.Chart(_data(rows)).encode(
-        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit, up to the round"),
-        y=alt.Y("pass_rate:Q", title="pass rate of the answer kept",
-                axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("arm:N", title="arm"),
-    )  # fmt: skip
-    line = base.mark_line(point=True).encode(
-        order="round:O",
-        tooltip=[
-            "arm:N",
-            "round:O",
-            alt.Tooltip("mean_tokens:Q", format=",.0f"),
-            alt.Tooltip("pass_rate:Q", format=".0%"),
-        ],
-    )
-    labels = base.mark_text(dx=8, dy=-8, align="left").encode(text="round:O")
-    chart = (line + labels).properties(
-        title="Pass rate vs tokens, by round", width=_WIDTH, height=_HEIGHT
-    )
-    return _spec(chart)
+    shared = {
+        "x": _channel("mean_tokens:Q", title="mean tokens spent per unit, up to the round"),
+        "y": _channel("pass_rate:Q", title="pass rate of the answer kept",
+                      axis={"format": "%"}, scale={"domain": [0, 1]}),
+        "color": _channel("arm:N", title="arm"),
+    }  # fmt: skip
+    line = {
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "order": _channel("round:O"),
+            "tooltip": _tooltip(
+                "arm:N", "round:O", ("mean_tokens:Q", ",.0f"), ("pass_rate:Q", ".0%")
+            ),
+        },
+    }
+    labels = {
+        "mark": {"type": "text", "dx": 8, "dy": -8, "align": "left"},
+        "encoding": {"text": _channel("round:O")},
+    }
+    return _top({
+        "data": _data(rows),
+        "layer": _layers(shared, line, labels),
+        "title": "Pass rate vs tokens, by round", "width": _WIDTH, "height": _HEIGHT,
+    })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -195,24 +241,30 @@ def cost_chart(rows: Rows, axis: CostAxis) -> dict[str, Any]:
 
     Arms at the same point share one label ("A, B") instead of printing over each other.
     """
-    x = alt.X(
-        f"{axis.field}:Q",
-        title=axis.title,
-        scale=alt.Scale(zero=True),
-        axis=alt.Axis(format=axis.fmt, tickCount=5),
-    )
-    y = alt.Y("mean:Q", title="mean defects per unit", scale=alt.Scale(zero=True))
-    points = alt.Chart(_data(rows)).mark_point(size=120, filled=True).encode(
-        x=x,
-        y=y,
-        color=alt.Color("arm:N", title="arm"),
-        tooltip=["arm:N", alt.Tooltip(f"{axis.field}:Q", format=axis.fmt),
-                 alt.Tooltip("mean:Q", format=".2f")],
-    )  # fmt: skip
-    labels = point_labels(rows, axis.field, "mean")
-    text = alt.Chart(_data(labels)).mark_text(dx=12, align="left").encode(x=x, y=y, text="label:N")
-    chart = (points + text).properties(title=axis.chart_title, width=_WIDTH, height=_HEIGHT)
-    return _spec(chart)
+    shared = {
+        "x": _channel(
+            f"{axis.field}:Q", title=axis.title, scale={"zero": True},
+            axis={"format": axis.fmt, "tickCount": 5},
+        ),
+        "y": _channel("mean:Q", title="mean defects per unit", scale={"zero": True}),
+    }  # fmt: skip
+    points = {
+        "data": _data(rows),
+        "mark": {"type": "point", "size": 120, "filled": True},
+        "encoding": {
+            "color": _channel("arm:N", title="arm"),
+            "tooltip": _tooltip("arm:N", (f"{axis.field}:Q", axis.fmt), ("mean:Q", ".2f")),
+        },
+    }
+    text = {
+        "data": _data(point_labels(rows, axis.field, "mean")),
+        "mark": {"type": "text", "dx": 12, "align": "left"},
+        "encoding": {"text": _channel("label:N")},
+    }
+    return _top({
+        "layer": _layers(shared, points, text),
+        "title": axis.chart_title, "width": _WIDTH, "height": _HEIGHT,
+    })  # fmt: skip
 
 
 def halts_chart(rows: Rows) -> dict[str, Any]:
@@ -222,63 +274,56 @@ def halts_chart(rows: Rows) -> dict[str, Any]:
     domain: list[str] = [r for r in HALT_REASONS if r in present] + sorted(
         present - set(HALT_REASONS)
     )
-    scale = alt.Scale(domain=domain, range=[_HALT_COLORS.get(r, "#17becf") for r in domain])
-    chart = (
-        alt.Chart(_data(rows))
-        .mark_bar()
-        .encode(
-            y=alt.Y("arm:N", title="arm"),
+    scale = {"domain": domain, "range": [_HALT_COLORS.get(r, "#17becf") for r in domain]}
+    return _top({
+        "data": _data(rows),
+        "mark": {"type": "bar"},
+        "encoding": {
+            "y": _channel("arm:N", title="arm"),
             # Units are whole: integer ticks only, never 0.5 of a unit.
-            x=alt.X(
-                "units:Q",
-                title="units (case x rep)",
-                stack="zero",
-                axis=alt.Axis(tickMinStep=1, format="d"),
+            "x": _channel(
+                "units:Q", title="units (case x rep)", stack="zero",
+                axis={"tickMinStep": 1, "format": "d"},
             ),
-            color=alt.Color("halt_reason:N", title="halt reason", scale=scale),
-            tooltip=["arm:N", "halt_reason:N", "units:Q"],
-        )
-        .properties(title="Halt reasons", width=_WIDTH, height=_HEIGHT // 2)
-    )
-    return _spec(chart)
-
-
-def _vl_version() -> str:
-    # vl-convert names Vega-Lite versions by major and minor only, e.g. "6.4".
-    return ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
+            "color": _channel("halt_reason:N", title="halt reason", scale=scale),
+            "tooltip": _tooltip("arm:N", "halt_reason:N", "units:Q"),
+        },
+        "title": "Halt reasons", "width": _WIDTH, "height": _HEIGHT // 2,
+    })  # fmt: skip
 
 
 def cost_curve_chart(rows: Rows) -> dict[str, Any]:
     """Pass rate and mean defects against tokens, every arm on the same axis, with the
     interval of each point as a bar (rows: arm, round, mean_tokens, measure, value, low,
     high)."""
-    base = alt.Chart(alt.InlineData(values=list(rows))).encode(
-        x=alt.X("mean_tokens:Q", title="mean tokens spent per unit"),
-        color=alt.Color("arm:N", title="arm"),
-    )
-    line = base.mark_line(point=True).encode(
-        y=alt.Y("value:Q", title=None),
-        order="round:O",
-        tooltip=[
-            "arm:N", "round:O", alt.Tooltip("mean_tokens:Q", format=",.0f"),
-            alt.Tooltip("value:Q", format=".2f"), alt.Tooltip("low:Q", format=".2f"),
-            alt.Tooltip("high:Q", format=".2f"),
-        ],
-    )  # fmt: skip
-    bars = base.mark_rule().encode(y="low:Q", y2="high:Q")
-    chart = (
-        (line + bars)
-        .properties(width=340, height=200)
-        .facet(column=alt.Column("measure:N", title=None))
-        .resolve_scale(y="independent")
-    )
-    spec: dict[str, Any] = chart.properties(title="Cost-matched curves").to_dict()
-    return spec
+    shared = {
+        "x": _channel("mean_tokens:Q", title="mean tokens spent per unit"),
+        "color": _channel("arm:N", title="arm"),
+    }
+    line = {
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "y": _channel("value:Q", title=None),
+            "order": _channel("round:O"),
+            "tooltip": _tooltip(
+                "arm:N", "round:O", ("mean_tokens:Q", ",.0f"), ("value:Q", ".2f"),
+                ("low:Q", ".2f"), ("high:Q", ".2f"),
+            ),
+        },
+    }  # fmt: skip
+    bars = {"mark": {"type": "rule"}, "encoding": {"y": _channel("low:Q"), "y2": {"field": "high"}}}
+    return _top({
+        "data": {"values": list(rows)},
+        "facet": {"column": _channel("measure:N", title=None)},
+        "spec": {"layer": _layers(shared, line, bars), "width": 340, "height": 200},
+        "resolve": {"scale": {"y": "independent"}},
+        "title": "Cost-matched curves",
+    })  # fmt: skip
 
 
 def figure_svg(figure: Figure) -> str:
     """The chart drawn as static SVG (for notebooks and files), with no browser."""
-    svg: str = vl_convert.vegalite_to_svg(figure.spec, vl_version=_vl_version())
+    svg: str = vl_convert.vegalite_to_svg(figure.spec, vl_version=VEGA_LITE)
     return svg
 
 
@@ -296,7 +341,7 @@ def vega_bundle() -> str:
         return cached.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         pass  # not bundled yet for these versions (or unreadable): bundle it now
-    version = _vl_version().replace(".", "_")
+    version = VEGA_LITE.replace(".", "_")
     bundle = vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;", vl_version=version)
     # "</script" inside an inline script would end it early; "<\/" means the same in JS.
     bundle = bundle.replace("</script", "<\\/script")
@@ -307,7 +352,7 @@ def vega_bundle() -> str:
 def bundle_path() -> Path:
     """Where ``vega_bundle`` keeps the bundle of the installed vl-convert and Vega-Lite:
     the local cache folder (``local_cache_dir``)."""
-    name = f"vega-bundle-{metadata.version('vl-convert-python')}-vl{_vl_version()}.js"
+    name = f"vega-bundle-{metadata.version('vl-convert-python')}-vl{VEGA_LITE}.js"
     return local_cache_dir() / name
 
 
