@@ -37,6 +37,14 @@ def _config(tmp_path: Path, run_id: str, limit: int, **execution: Any) -> RunCon
     )
 
 
+def _run_on(cluster: Any, tmp_path: Path, run_id: str, limit: int) -> dict[str, Any]:
+    """The flow's run of ``limit`` cases on the already running ``cluster``."""
+    config = _config(
+        tmp_path, run_id, limit=limit, task_runner="dask", dask_address=cluster.scheduler_address
+    )
+    return run_ab_matrix(config)
+
+
 def _outcomes(output: Path, run_id: str) -> list[tuple[Any, ...]]:
     return connect(output).execute(OUTCOME_SQL, [run_id]).fetchall()
 
@@ -90,15 +98,7 @@ def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cl
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
     with temporary_settings(restore_defaults={PREFECT_API_URL}):
-        result = run_ab_matrix(
-            _config(
-                tmp_path,
-                "temporary-api-1",
-                limit=1,
-                task_runner="dask",
-                dask_address=cluster.scheduler_address,
-            )
-        )
+        result = _run_on(cluster, tmp_path, "temporary-api-1", limit=1)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = list(client.run(os.getpid).values())
     assert set(result["worker_pids"]) <= set(pids)
@@ -117,15 +117,7 @@ def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, clust
 
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         before = client.run(_provider_lookups)
-    result = run_ab_matrix(
-        _config(
-            tmp_path,
-            "dask-address-1",
-            limit=4,
-            task_runner="dask",
-            dask_address=cluster.scheduler_address,
-        )
-    )
+    result = _run_on(cluster, tmp_path, "dask-address-1", limit=4)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)
         lookups = client.run(_provider_lookups)
