@@ -60,7 +60,8 @@ def lazily_loaded(names: Sequence[str] = LAZY_MODULES) -> Iterator[None]:
     """While inside, a first import of one of ``names`` gives a lazy module.
 
     Python 3.11's lazy module is not safe to first use from two threads at once; this
-    project uses the modules named here (altair for charts) on one thread only.
+    project uses none of the modules named here itself (its charts are Vega-Lite
+    written out, its exact statistics its own), so only GX's own calls may load them.
     """
     finder = _LazyFinder(names)
     sys.meta_path.insert(0, finder)
