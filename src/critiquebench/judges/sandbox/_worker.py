@@ -910,13 +910,12 @@ def _hand(ready: _Ready, body: bytes) -> None:
 
 def _judge_one(
     request: dict[str, Any], body: bytes, holder: _Holder, ready: _Ready | None
-) -> _Ready | None:
+) -> dict[str, Any]:
     """Run one attempt (``request``, read from ``body``) on ``ready`` (a fresh process if
     it is None or was made for another shape), watch it to its end and answer the
-    parent with the report and the attempt's output; returns the next attempt's process
-    (None when it could not be made: the next request makes it). A failure of the watch
-    itself is reported, and then ends the worker: whatever state it left is never met
-    by another attempt."""
+    parent with the report and the attempt's output; returns the attempt's shape, for
+    the next attempt's process. A failure of the watch itself is reported, and then ends
+    the worker: whatever state it left is never met by another attempt."""
     report: dict[str, Any] = {}
     output = bytearray()
     healthy = True
@@ -948,10 +947,7 @@ def _judge_one(
         # As PID 1 of its namespace, the holder takes every process left in it along.
         _kill_all(_descendants(_proc_self()))
         os._exit(1)
-    try:
-        return _prepare(shape, holder)
-    except Exception:  # met again, and reported, by the next request
-        return None
+    return shape
 
 
 def _fork_attempt(libc: Any, holder: _Holder, namespaced: bool) -> tuple[int, bool]:
@@ -1106,7 +1102,15 @@ def main() -> None:
         # The worker's own findings, not the parent's.
         request["fresh_proc"] = facts["fresh_proc"]
         request["outer_uid"] = holder.outer_uid
-        ready = _judge_one(request, body, holder, ready)
+        shape = _judge_one(request, body, holder, ready)
+        # The next attempt's process is made once this request and its answer are
+        # dropped: it starts with no live object of another attempt's, as one forked on
+        # its own request did.
+        del request, body
+        try:
+            ready = _prepare(shape, holder)
+        except Exception:  # met again, and reported, by the next request
+            ready = None
 
 
 if __name__ == "__main__":
