@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from critiquebench.judges._failure import Failure
+from critiquebench.runtime.ast_turns import child_nodes
 
 _MOST_TYPE_TEXT = 600
 """Longer type texts are never excused (and never parsed): bounded work per finding."""
@@ -87,7 +88,7 @@ def returning_functions(tree: ast.Module) -> frozenset[int]:
         inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
         if isinstance(node, ast.Lambda):
             inner = None  # a lambda's value is not its enclosing function's return
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in child_nodes(node))
     return frozenset(lines)
 
 

@@ -46,6 +46,7 @@ import contextlib
 import warnings
 
 from critiquebench.judges._failure import Failure
+from critiquebench.runtime.ast_turns import child_nodes
 
 MOST_FINDINGS = 20
 """Evasion findings reported per answer at most (one hiding place is enough to know)."""
@@ -82,6 +83,16 @@ _OS_RUNNERS = ("system", "popen", "exec", "spawn", "posix_spawn")
 _NAME_TAKERS = frozenset({"getattr", "setattr", "delattr"})
 
 _CONDITIONS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+_INSPECTED = frozenset(
+    {ast.Name, ast.Attribute, ast.alias, *_CONDITIONS, ast.match_case, ast.Constant, ast.Call}
+)
+"""The node types :func:`_inspect` reports on."""
+_ASSIGNING = frozenset(
+    {ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension,
+     ast.NamedExpr}
+)  # fmt: skip
+"""The node types :func:`_record_assignment` records."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def evasion_findings(tree: ast.Module) -> tuple[Failure, ...]:
@@ -120,13 +131,17 @@ def _visit(tree: ast.Module, found: list[Failure]) -> None:
             evals.append((node, scope))
             stack.extend((child, scope) for child in node.args + [k.value for k in node.keywords])
             continue
-        _inspect(node, found)
+        # Exact types (a parsed tree holds no subclasses): most nodes are none of these,
+        # and a set lookup passes them by (with child_nodes, 0.82 -> 0.51 ms an answer).
+        kind = type(node)
+        if kind in _INSPECTED:
+            _inspect(node, found)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.append(node.value)
-        if scope is not None:
+        if scope is not None and kind in _ASSIGNING:
             _record_assignment(node, scope)
-        inner = _Scope(node) if isinstance(node, _Function) else scope
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        inner = _Scope(node) if isinstance(node, _FUNCTIONS) else scope
+        stack.extend((child, inner) for child in child_nodes(node))
     if evals and len(found) < MOST_FINDINGS:
         code_in_strings = _code_in(strings)
         for call, scope in evals:
