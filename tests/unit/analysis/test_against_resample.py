@@ -114,7 +114,7 @@ def test_cost_curves_put_every_arms_rounds_on_one_token_axis_with_intervals(
             assert estimate.low is not None and estimate.high is not None
             assert estimate.mean is not None and estimate.low <= estimate.mean <= estimate.high
     figure = next(f for f in report_figures(report) if f.name == "cost_curve")
-    (values,) = figure.spec["datasets"].values()
+    values = figure.spec["data"]["values"]
     assert {(v["arm"], v["measure"]) for v in values} >= {("B", "pass rate"), ("R", "mean defects")}
     assert "pass rate vs tokens (95% CI): r0 0% [" in "\n".join(verdict_lines(report))
     assert RunReport.from_json(report.to_json()).cost_curve == report.cost_curve
