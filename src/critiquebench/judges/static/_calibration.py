@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from critiquebench.judges._failure import Failure
-from critiquebench.runtime.ast_turns import child_nodes
+from critiquebench.judges.static._tree import child_nodes
 
 _MOST_TYPE_TEXT = 600
 """Longer type texts are never excused (and never parsed): bounded work per finding."""

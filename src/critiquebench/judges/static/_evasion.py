@@ -46,7 +46,7 @@ import contextlib
 import warnings
 
 from critiquebench.judges._failure import Failure
-from critiquebench.runtime.ast_turns import child_nodes
+from critiquebench.judges.static._tree import child_nodes
 
 MOST_FINDINGS = 20
 """Evasion findings reported per answer at most (one hiding place is enough to know)."""
