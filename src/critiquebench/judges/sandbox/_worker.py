@@ -398,7 +398,6 @@ class _Attempt:
 
     def run(self) -> None:
         # The watchdog's thread was started before the request came (_attempt_process).
-        _ATTEMPT.append(self)
         namespace = self.define()
         if namespace is not None:
             function = namespace["candidate"]
@@ -521,15 +520,12 @@ def _apply_limits(limits: dict[str, int]) -> None:
             resource.setrlimit(kind, (value, value))
 
 
-_ATTEMPT: list[_Attempt] = []
-"""The attempt of this process once its request came (for the watchdog's thread)."""
-
-
-def _watch_for_stuck_checks() -> None:
-    """The watchdog's thread: waits for the attempt, then watches it (``watchdog``)."""
-    while not _ATTEMPT:
-        time.sleep(_WATCHDOG_EVERY_S)
-    _ATTEMPT[0].watchdog()
+def _watch_for_stuck_checks(arrived: list[_Attempt], gate: Any) -> None:
+    """The watchdog's thread: blocks on ``gate`` until the attempt is in ``arrived``
+    (no polling while the process waits for its request), then watches it."""
+    with gate:
+        pass
+    arrived[0].watchdog()
 
 
 def _attempt_process(
@@ -579,7 +575,10 @@ def _attempt_process(
         # switches and GIL hand-overs); this process's next step is a wait anyway. The
         # sandbox's CPU an attempt 12.27/12.76 -> 11.77/12.30 ms (two runs of 656
         # attempts each alternated per attempt with the Thread, load 2.6-2.7).
-        _thread.start_new_thread(_watch_for_stuck_checks, ())
+        arrived: list[_Attempt] = []
+        gate = _thread.allocate_lock()
+        gate.acquire()  # released once the attempt is in ``arrived``
+        _thread.start_new_thread(_watch_for_stuck_checks, (arrived, gate))
         try:
             request = json.loads(_read_exact(4, struct.unpack(">Q", _read_exact(4, 8))[0]))
         except EOFError:
@@ -587,7 +586,9 @@ def _attempt_process(
         os.close(4)
         _apply_limits(request["limits"])
         results = os.fdopen(3, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
-        _Attempt(request, results).run()
+        arrived.append(_Attempt(request, results))
+        gate.release()
+        arrived[0].run()
         results.flush()
     finally:
         os._exit(0)
