@@ -7,7 +7,7 @@ import difflib
 import gc
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,18 +36,24 @@ def busy_collector() -> Iterator[None]:
         gc.callbacks.remove(callback)
 
 
-def test_sixteen_threads_parse_without_a_system_error(busy_collector: None) -> None:
-    errors: list[str] = []
-    parsed: list[int] = []
+def _parser(times: int, parsed: list[int], errors: list[str]) -> Callable[[], None]:
+    """A thread's work: parse SOURCE through ast_turns ``times`` times, noting each
+    tree's size in ``parsed`` or its SystemError in ``errors``."""
 
     def work() -> None:
-        for _ in range(12):
+        for _ in range(times):
             try:
                 parsed.append(len(_ast_turns.parse(SOURCE).body))
             except SystemError as error:
                 errors.append(str(error))
 
-    threads = [threading.Thread(target=work) for _ in range(16)]
+    return work
+
+
+def test_sixteen_threads_parse_without_a_system_error(busy_collector: None) -> None:
+    errors: list[str] = []
+    parsed: list[int] = []
+    threads = [threading.Thread(target=_parser(12, parsed, errors)) for _ in range(16)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -87,16 +93,8 @@ def test_a_thread_outside_the_turns_does_not_fail_ours(busy_collector: None) -> 
 
     ours: list[str] = []
     parsed: list[int] = []
-
-    def work() -> None:
-        for _ in range(20):
-            try:
-                parsed.append(len(_ast_turns.parse(SOURCE).body))
-            except SystemError as error:
-                ours.append(str(error))
-
     foreign = [threading.Thread(target=outside) for _ in range(2)]
-    mine = [threading.Thread(target=work) for _ in range(2)]
+    mine = [threading.Thread(target=_parser(20, parsed, ours)) for _ in range(2)]
     for thread in foreign + mine:
         thread.start()
     for thread in mine:

@@ -313,7 +313,7 @@ def cost_curve_chart(rows: Rows) -> dict[str, Any]:
     }  # fmt: skip
     bars = {"mark": {"type": "rule"}, "encoding": {"y": _channel("low:Q"), "y2": {"field": "high"}}}
     return _top({
-        "data": {"values": list(rows)},
+        "data": _data(rows),
         "facet": {"column": _channel("measure:N", title=None)},
         "spec": {"layer": _layers(shared, line, bars), "width": 340, "height": 200},
         "resolve": {"scale": {"y": "independent"}},
