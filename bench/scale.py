@@ -6,6 +6,9 @@ For each size, in fresh processes and a fresh output folder (no call cache):
 - run: ``start_run``, batches of units (``unit_batches``, each written by a
   ``BatchWriter``) on ``--workers`` threads as the flow runs them, ``compact_run``,
   ``finish_run``;
+- the run's report: ``report`` once, as the flow's report child writes it when a run
+  ends, rendering every unit's story (once per state of the results, see
+  ``write_units_stories``);
 - report, check, sql: the CLI commands a user runs next on the finished run
   (``sql`` with one query counting the cases).
 
@@ -157,6 +160,7 @@ def measure(size: int, output: str, workers: int, cases: int) -> dict[str, Any]:
         "compact_s": run["compact_s"], "written": run["written"], "files": _files(output),
     }  # fmt: skip
     commands = {
+        "first_report": ["report", "scale", "--output", output],
         "report": ["report", "scale", "--output", output],
         "check": ["check", "scale", "--output", output],
         "sql": ["sql", "SELECT count(*) FROM cases", "--output", output, "--run", "scale"],
@@ -179,8 +183,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.1f} on {os.cpu_count()} cores")
     header = (
-        "units | files written / left | run s (compaction s) | report s | check s | sql s "
-        "| peak MiB run/report/check/sql | CPU s run/report/check/sql"
+        "units | files written / left | run s (compaction s) | run's report s | report s "
+        "| check s | sql s | peak MiB run/run's report/report/check/sql "
+        "| CPU s run/run's report/report/check/sql"
     )
     print(header)
     for size in options.sizes:
@@ -191,10 +196,11 @@ def main() -> None:
             m = measure(size, output, options.workers, options.cases)
         print(
             f"{m['units']:,.0f} | {m['written']:,.0f} / {m['files']:,.0f} | {m['run_s']:.1f} "
-            f"({m['compact_s']:.1f}) | {m['report_s']:.1f} | "
-            f"{m['check_s']:.1f} | {m['sql_s']:.1f} | {m['run_mib']:.0f}/{m['report_mib']:.0f}/"
-            f"{m['check_mib']:.0f}/{m['sql_mib']:.0f} | {m['run_cpu']:.1f}/{m['report_cpu']:.1f}/"
-            f"{m['check_cpu']:.1f}/{m['sql_cpu']:.1f}",
+            f"({m['compact_s']:.1f}) | {m['first_report_s']:.1f} | {m['report_s']:.1f} | "
+            f"{m['check_s']:.1f} | {m['sql_s']:.1f} | {m['run_mib']:.0f}/"
+            f"{m['first_report_mib']:.0f}/{m['report_mib']:.0f}/{m['check_mib']:.0f}/"
+            f"{m['sql_mib']:.0f} | {m['run_cpu']:.1f}/{m['first_report_cpu']:.1f}/"
+            f"{m['report_cpu']:.1f}/{m['check_cpu']:.1f}/{m['sql_cpu']:.1f}",
             flush=True,
         )
         trace = ", ".join(f"{units:,}: {mib}" for units, mib in m["trace"])

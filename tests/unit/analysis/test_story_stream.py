@@ -6,6 +6,7 @@ page held in memory."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -116,3 +117,52 @@ def test_stories_written_as_made_are_the_files_of_a_page_held_in_memory(
     # Writing a page written already leaves its scripts as they are.
     assert write_units_page(tmp_path, "r", streamed) == tmp_path / "r" / UNITS_FOLDER
     assert sorted(path.name for path in folder.glob("*.js")) == sorted(expected)
+
+
+def test_stories_of_unchanged_results_are_rendered_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from critiquebench.analysis.render import _units_page
+
+    monkeypatch.setattr(_units_page, "STORIES_PER_FILE", 3)
+    _write(tmp_path, "r")
+    first = write_units_stories(tmp_path, "r")
+    folder = tmp_path / "r" / UNITS_FOLDER
+    scripts = {path.name: path.read_text() for path in folder.glob("*.js")}
+    rendered = []
+    render = _units_page._story_files
+
+    def counted(*args: object) -> object:
+        rendered.append(1)
+        return render(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_units_page, "_story_files", counted)
+    again = write_units_stories(tmp_path, "r")
+    assert not rendered, "the same results rendered twice"
+    assert again.rows == first.rows and again.written
+    assert {path.name: path.read_text() for path in folder.glob("*.js")} == scripts
+
+    # A script gone: rendered again, the same files.
+    (folder / "0.js").unlink()
+    assert write_units_stories(tmp_path, "r").rows == first.rows and len(rendered) == 1
+    assert {path.name: path.read_text() for path in folder.glob("*.js")} == scripts
+
+    # A unit run again (a rerun after an infrastructure error): its row is new.
+    store = ResultStore(tmp_path)
+    rerun = FakeUnit("z", "A", 0, defects=(0,))
+    rows = _unit_rows("r", rerun)
+    later = dataclasses.replace(
+        rows, case={**rows.case, "finished_at": rows.case["finished_at"] + dt.timedelta(1)}
+    )
+    store.write_units("r", "20260102T000000000000Z-again", [(Unit("z", "A", 0), later)])
+    write_units_stories(tmp_path, "r")
+    assert len(rendered) == 2
+
+    # A new unit: rendered again, its row there.
+    new = FakeUnit("new", "A", 0, defects=(1, 0))
+    store.write_units(
+        "r", "20260103T000000000000Z-new", [(Unit("new", "A", 0), _unit_rows("r", new))]
+    )
+    page = write_units_stories(tmp_path, "r")
+    assert len(rendered) == 3 and ("new", "A", 0) in {(r.case_id, r.arm, r.rep) for r in page.rows}
+    assert write_units_stories(tmp_path, "r").rows == page.rows and len(rendered) == 3
