@@ -15,7 +15,11 @@ import pytest
 from critiquebench.analysis import load_stories, units_page, write_units_page
 from critiquebench.analysis.render import _transcript_view
 from critiquebench.analysis.render._transcript_view import all_stories
-from critiquebench.analysis.render._units_page import UNITS_FOLDER, write_units_stories
+from critiquebench.analysis.render._units_page import (
+    STORIES_INDEX,
+    UNITS_FOLDER,
+    write_units_stories,
+)
 from critiquebench.pipeline import SIDE_TABLES, ResultStore, Unit
 from critiquebench.pipeline._store import write_table
 from tests.unit.analysis.synthetic_run import FakeUnit, _unit_rows, write_run
@@ -166,3 +170,14 @@ def test_stories_of_unchanged_results_are_rendered_once(
     page = write_units_stories(tmp_path, "r")
     assert len(rendered) == 3 and ("new", "A", 0) in {(r.case_id, r.arm, r.rep) for r in page.rows}
     assert write_units_stories(tmp_path, "r").rows == page.rows and len(rendered) == 3
+
+
+def test_a_damaged_story_index_is_rendered_again(tmp_path: Path) -> None:
+    _write(tmp_path, "r")
+    first = write_units_stories(tmp_path, "r")
+    index = tmp_path / "r" / UNITS_FOLDER / STORIES_INDEX
+    recorded = json.loads(index.read_text())
+    for damaged in ("{not json", json.dumps({"key": recorded["key"]}), "[]"):
+        index.write_text(damaged)
+        assert write_units_stories(tmp_path, "r").rows == first.rows
+        assert json.loads(index.read_text()) == recorded

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,7 +193,9 @@ def write_units_stories(
 
     When the folder holds the scripts of the same results already (its ``STORIES_INDEX``
     has this ``stories_key``), they are kept and only the rows are read back."""
-    tables = tables or connect(output, [run_id], snapshot=True)
+    if tables is None:
+        with closing(connect(output, [run_id], snapshot=True)) as own:
+            return write_units_stories(output, run_id, own)
     store = ResultStore(output)
     folder = output / run_id / UNITS_FOLDER
     key = stories_key(tables, run_id)
@@ -237,9 +240,12 @@ def _kept_stories(folder: Root, key: str) -> UnitsPage | None:
         return None
     if not isinstance(index, dict) or index.get("key") != key:
         return None
-    if not set(index["scripts"]) <= {path.name for path in folder.glob("*.js")}:
+    try:  # the key matched, so this version wrote it; a damaged file is rendered again
+        if not set(index["scripts"]) <= {path.name for path in folder.glob("*.js")}:
+            return None
+        return UnitsPage(tuple(UnitRow(*cells) for cells in index["rows"]), {}, written=True)
+    except (KeyError, TypeError):
         return None
-    return UnitsPage(tuple(UnitRow(*cells) for cells in index["rows"]), {}, written=True)
 
 
 def _write_script(store: ResultStore, run_id: str, name: str, text: str) -> None:
