@@ -78,6 +78,7 @@ _FIRST = "c_first"
 _REBUILDS = 8  # most batch builds one answer's imports may need
 _LOCK = "loop.lock"
 _IMPORTED = "imported.json"  # the modules the cache's builds import (see _write_cache)
+_CACHED_MOST = 200  # most modules listed there: every loop's start loads them all
 
 
 def main(argv: list[str]) -> int:
@@ -198,7 +199,9 @@ def _write_cache(flags: list[str], cache: Path, imports: list[str]) -> bool:
 
     The build imports every module any loop asked the cache for, not only ``imports``: a
     write of other modules made the cache refuse those it left out (an ``asyncio`` build
-    loaded whole before an ``xml`` one was written, no longer after it).
+    loaded whole before an ``xml`` one was written, no longer after it). Past
+    ``_CACHED_MOST`` modules nothing more is written: an answer importing half the
+    standard library must not slow every later loop's start.
     """
     import mypy.build
     from mypy.dmypy_server import process_start_options
@@ -212,6 +215,8 @@ def _write_cache(flags: list[str], cache: Path, imports: list[str]) -> bool:
         with _locked(cache, fcntl.LOCK_EX):
             known = json.loads(listed.read_text(encoding="utf-8")) if listed.exists() else []
             every = sorted(set(known) | set(imports))
+            if len(every) > _CACHED_MOST:
+                return False  # answers that import much are built from source instead
             source = cache / "first" / f"{_FIRST}.py"
             source.parent.mkdir(exist_ok=True)
             source.write_text("".join(f"import {name}\n" for name in every), encoding="utf-8")
