@@ -17,8 +17,8 @@ from critiquebench.suites import BUNDLED_SUITES, load_suite
 
 
 @pytest.fixture(scope="module")
-def checker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StaticChecker]:
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path_factory.mktemp("mypy-cache")))
+def checker() -> Iterator[StaticChecker]:
+    checker = StaticChecker(StaticSettings())
     try:
         yield checker
     finally:

@@ -46,9 +46,8 @@ CASE = Case(
 
 
 @pytest.fixture(scope="module")
-def judge(tmp_path_factory: pytest.TempPathFactory) -> PythonJudge:
-    cache = tmp_path_factory.mktemp("mypy-cache")
-    judge = PythonJudge(static=StaticSettings(cache_dir=cache))
+def judge() -> PythonJudge:
+    judge = PythonJudge(static=StaticSettings())
     try:
         yield judge  # type: ignore[misc]
     finally:
@@ -77,8 +76,8 @@ def test_clean_code_and_syntax_errors_have_no_findings(judge: PythonJudge) -> No
     assert broken.findings == () and {f.kind for f in broken.failures} >= {"syntax"}
 
 
-def test_a_tool_failure_is_an_infrastructure_error_not_a_defect(tmp_path: Path) -> None:
-    settings = StaticSettings(ruff_rules=("NOT-A-RULE",), cache_dir=tmp_path)
+def test_a_tool_failure_is_an_infrastructure_error_not_a_defect() -> None:
+    settings = StaticSettings(ruff_rules=("NOT-A-RULE",))
     broken_tool = PythonJudge(static=settings)
     try:
         result = broken_tool(CASE, SNIPPET)
@@ -88,8 +87,8 @@ def test_a_tool_failure_is_an_infrastructure_error_not_a_defect(tmp_path: Path) 
     assert result.defects_total() == 0
 
 
-def test_checker_survives_many_candidates_with_the_same_names(tmp_path: Path) -> None:
-    checker = StaticChecker(StaticSettings(lint=False, cache_dir=tmp_path))
+def test_checker_survives_many_candidates_with_the_same_names() -> None:
+    checker = StaticChecker(StaticSettings(lint=False))
     try:
         for n in range(6):
             report = checker.check(f"def f(x: int) -> str:\n    return x + {n}\n")
@@ -202,10 +201,8 @@ def test_an_unknown_judge_is_an_infrastructure_error_not_a_crash() -> None:
     assert result.infrastructure_error is not None and "missing" in result.infrastructure_error
 
 
-def test_a_text_read_before_is_not_read_again_and_gives_the_same_findings(
-    tmp_path: Path,
-) -> None:
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path, remembered=2))
+def test_a_text_read_before_is_not_read_again_and_gives_the_same_findings() -> None:
+    checker = StaticChecker(StaticSettings(remembered=2))
     asked: list[str] = []
     lint = checker._lint  # the real tool, counted; mypy runs for real too
 
@@ -228,8 +225,8 @@ def test_a_text_read_before_is_not_read_again_and_gives_the_same_findings(
         checker.close()
 
 
-def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+def test_a_tool_failure_is_not_remembered() -> None:
+    checker = StaticChecker(StaticSettings())
     failures = iter([RuntimeError("ruff crashed")])
 
     def flaky_lint(code: str, scan: CodeScan) -> tuple[Failure, ...]:
@@ -246,8 +243,8 @@ def test_a_tool_failure_is_not_remembered(tmp_path: Path) -> None:
         checker.close()
 
 
-def test_warm_starts_the_daemon_once_and_checks_then_use_it(tmp_path: Path) -> None:
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+def test_warm_starts_the_daemon_once_and_checks_then_use_it() -> None:
+    checker = StaticChecker(StaticSettings())
     try:
         checker.warm()
         status = checker._status
@@ -260,9 +257,7 @@ def test_warm_starts_the_daemon_once_and_checks_then_use_it(tmp_path: Path) -> N
         checker.close()
 
 
-def test_a_remembered_text_is_not_parsed_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_remembered_text_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     from critiquebench.judges.static import _checker as _static
 
     parsed: list[str] = []
@@ -273,7 +268,7 @@ def test_a_remembered_text_is_not_parsed_again(
         return real_parse(code)
 
     monkeypatch.setattr(_static, "parse", counted_parse)
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path))
+    checker = StaticChecker(StaticSettings())
     checker._lint = lambda code, scan: ()  # type: ignore[method-assign]
     checker._mypy_soon = lambda code: lambda: ()  # type: ignore[method-assign]
     try:

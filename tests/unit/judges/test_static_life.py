@@ -34,8 +34,8 @@ def _correct(n: int) -> str:
 
 
 @pytest.fixture
-def checker(tmp_path: Path) -> Iterator[StaticChecker]:
-    made = StaticChecker(StaticSettings(cache_dir=tmp_path / "cache"))
+def checker() -> Iterator[StaticChecker]:
+    made = StaticChecker(StaticSettings())
     try:
         yield made
     finally:
@@ -127,11 +127,9 @@ def test_a_text_over_the_size_limit_is_one_finding(checker: StaticChecker) -> No
     assert asked == ["mypy", "ruff"]  # mypy is asked first, ruff while it reads
 
 
-def test_a_text_too_deep_for_the_parser_is_a_finding_not_an_exception(
-    tmp_path: Path,
-) -> None:
+def test_a_text_too_deep_for_the_parser_is_a_finding_not_an_exception() -> None:
     # The token guard is switched off, so the parser itself meets the text.
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path, max_nesting=10**9))
+    checker = StaticChecker(StaticSettings(max_nesting=10**9))
     _count_tools(checker)
     try:
         for deep in ("y = " + "-" * 50_000 + "1\n", "y = " + "+".join(["x"] * 5_000) + "\n"):
@@ -172,11 +170,9 @@ def test_a_daemon_that_died_is_replaced_and_the_check_is_not_lost(
     assert report.error is None and [f.code for f in report.findings] == ["return-value"]
 
 
-def test_a_poison_answer_followed_by_ten_correct_ones_gives_ten_clean_reports(
-    tmp_path: Path,
-) -> None:
+def test_a_poison_answer_followed_by_ten_correct_ones_gives_ten_clean_reports() -> None:
     # Limits off: the poison reaches mypy and kills its daemon, as on the code before.
-    settings = StaticSettings(cache_dir=tmp_path, max_nesting=10**9, max_chars=10**9)
+    settings = StaticSettings(max_nesting=10**9, max_chars=10**9)
     checker = StaticChecker(settings)
     try:
         poisoned = checker.check(POISON)
@@ -192,7 +188,7 @@ def test_a_poison_answer_followed_by_ten_correct_ones_gives_ten_clean_reports(
         checker.close()
 
 
-def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: Path) -> None:
+def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass() -> None:
     # Six functions of 3,000 terms each cost mypy about 4 CPU-seconds on a quick host
     # (one of 4,000 took under 1 s on some: the test passed or failed by the host's
     # speed; one of 16,000 crashes the daemon); a correct answer and the known-good
@@ -200,9 +196,7 @@ def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: 
     # in some runs of this file (not alone; the cause is not found): twelve.
     term = " and ".join(["x"] * 3_000)
     slow = "".join(f"def f{i}(x: int) -> bool:\n    return {term}\n\n\n" for i in range(12))
-    settings = StaticSettings(
-        lint=False, cache_dir=tmp_path, timeout_s=1.0, max_nesting=10**9, max_chars=10**9
-    )
+    settings = StaticSettings(lint=False, timeout_s=1.0, max_nesting=10**9, max_chars=10**9)
     checker = StaticChecker(settings)
     try:
         [(kind, _, message)] = _unreadable(checker.check(slow).findings)
@@ -216,10 +210,10 @@ def test_an_answer_over_its_cpu_budget_is_its_finding_and_others_pass(tmp_path: 
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="CPU time is read from /proc")
-def test_a_check_that_waits_for_a_cpu_is_not_over_its_limit(tmp_path: Path) -> None:
+def test_a_check_that_waits_for_a_cpu_is_not_over_its_limit() -> None:
     # The daemon is stopped for 3 s of a check limited to 1 s: a starved host, as seen
     # from the daemon. It used no CPU meanwhile, so the check is neither cut nor retried.
-    checker = StaticChecker(StaticSettings(lint=False, cache_dir=tmp_path, timeout_s=1.0))
+    checker = StaticChecker(StaticSettings(lint=False, timeout_s=1.0))
     try:
         checker.warm()
         status = checker._status
@@ -241,9 +235,7 @@ def test_a_check_that_waits_for_a_cpu_is_not_over_its_limit(tmp_path: Path) -> N
         checker.close()
 
 
-def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_after(
-    tmp_path: Path,
-) -> None:
+def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_after() -> None:
     case = Case(
         id="add",
         prompt="Write add(a, b).",
@@ -255,7 +247,7 @@ def test_the_python_judge_scores_a_poison_answer_and_passes_ten_correct_ones_aft
         + " and ".join(["a == a"] * 15_000)
         + ":\n        return a + b\n    return a + b\n"
     )
-    judge = PythonJudge(static=StaticSettings(cache_dir=tmp_path))
+    judge = PythonJudge(static=StaticSettings())
     try:
         poisoned = judge(case, poison)
         assert poisoned.infrastructure_error is None and poisoned.passed
@@ -272,7 +264,7 @@ def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The process per text (the server's twin is in test_static_speed.py).
-    checker = StaticChecker(StaticSettings(cache_dir=tmp_path / "cache", ruff_server=False))
+    checker = StaticChecker(StaticSettings(ruff_server=False))
     real = _static._ruff_binary()
     fake = tmp_path / "ruff"
     fake.write_text(
@@ -298,12 +290,8 @@ def test_a_ruff_crash_on_one_answer_is_its_finding_and_others_are_read(
         checker.close()
 
 
-def test_a_checker_that_fails_the_known_good_text_is_an_infrastructure_error(
-    tmp_path: Path,
-) -> None:
-    broken = StaticChecker(
-        StaticSettings(lint=False, cache_dir=tmp_path, mypy_flags=("--no-such-flag",))
-    )
+def test_a_checker_that_fails_the_known_good_text_is_an_infrastructure_error() -> None:
+    broken = StaticChecker(StaticSettings(lint=False, mypy_flags=("--no-such-flag",)))
     try:
         report = broken.check(_correct(1))
         assert report.findings == () and report.error is not None
@@ -390,8 +378,8 @@ def test_no_daemon_nor_folder_outlives_a_sigkilled_starter(tmp_path: Path, daemo
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_closed_checker_leaves_no_daemon_and_starts_none(tmp_path: Path) -> None:
-    checker = StaticChecker(StaticSettings(lint=False, cache_dir=tmp_path))
+def test_a_closed_checker_leaves_no_daemon_and_starts_none() -> None:
+    checker = StaticChecker(StaticSettings(lint=False))
     checker.warm()
     daemon = checker._slot.daemon
     assert daemon is not None and daemon.alive()

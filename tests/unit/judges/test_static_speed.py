@@ -76,15 +76,15 @@ def _corpus() -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def fast(tmp_path: Path) -> Iterator[StaticChecker]:
-    made = StaticChecker(StaticSettings(cache_dir=tmp_path / "cache"))
+def fast() -> Iterator[StaticChecker]:
+    made = StaticChecker(StaticSettings())
     try:
         yield made
     finally:
         made.close()
 
 
-def test_the_server_finds_exactly_what_a_process_per_text_finds(tmp_path: Path) -> None:
+def test_the_server_finds_exactly_what_a_process_per_text_finds() -> None:
     # Lint only: the server replaces ruff's process; mypy's path is the same in both.
     server = StaticChecker(StaticSettings(types=False, remembered=0))
     plain = StaticChecker(StaticSettings(types=False, remembered=0, ruff_server=False))
@@ -108,11 +108,11 @@ def test_the_server_finds_exactly_what_a_process_per_text_finds(tmp_path: Path) 
         plain.close()
 
 
-def test_the_full_judge_finds_what_the_plain_path_finds_after_the_tests(tmp_path: Path) -> None:
+def test_the_full_judge_finds_what_the_plain_path_finds_after_the_tests() -> None:
     # The checks run beside the sandboxed tests now; the findings are those of a plain
     # checker (a process per ruff text) asked afterwards, answer by answer.
     judge = PythonJudge()
-    plain = StaticChecker(StaticSettings(cache_dir=tmp_path / "plain", ruff_server=False))
+    plain = StaticChecker(StaticSettings(ruff_server=False))
     try:
         cases = load_suite("humaneval")[:12]
         for case in cases:
