@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -395,9 +396,30 @@ print(sorted({{"great_expectations", "pandas"}} & set(sys.modules)))
     assert checked.peak_rss_mib > 0 and checked.seconds > 0
 
 
+def test_a_process_that_imported_the_check_checks_in_itself(
+    clean_output: Path, tmp_path: Path
+) -> None:
+    # This process has checked runs (check_run above, or here): a child would only
+    # import Great Expectations again, so the pending check starts none.
+    from critiquebench.analysis import connect
+    from critiquebench.quality._isolated import PendingCheck
+
+    copy = tmp_path / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    _infrastructure_error(copy / RUN_ID)
+    report = check_run(copy, RUN_ID)
+    pending = PendingCheck(RUN_ID)
+    assert pending._child.in_process
+    with closing(connect(copy, [RUN_ID], snapshot=True)) as tables:
+        pending.send(tables)
+    checked = pending.result()
+    assert checked.in_process and checked.value == report
+    assert checked.peak_rss_mib > 0 and checked.seconds > 0
+
+
 def test_a_child_that_dies_is_an_error_that_says_why(tmp_path: Path) -> None:
     from critiquebench.quality._isolated import PendingCheck
 
-    pending = PendingCheck(RUN_ID)
+    pending = PendingCheck(RUN_ID, in_process=False)
     with pytest.raises(RuntimeError, match="exited with code 0 and no result"):
         pending.result()  # nothing was sent: the child reads end of input and stops

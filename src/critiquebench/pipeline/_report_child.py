@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from critiquebench.pipeline._location import Root
-from critiquebench.runtime.warm_child import ChildResult, WarmChild, wait_for_parent
+from critiquebench.runtime.warm_child import ChildResult, WarmChild, imported, wait_for_parent
 
 if TYPE_CHECKING:
     from critiquebench.analysis import RunReport
@@ -42,6 +42,15 @@ _REPORT_NAMES = (
     "write_units_stories",
 )
 """The analysis's names ``report_when_asked`` uses (each imports its module on first use)."""
+LOADED_MODULES = (
+    *REPORT_MODULES,
+    "critiquebench.analysis.report._report",
+    "critiquebench.analysis.render._outputs",
+    "critiquebench.analysis.render._charts",
+    "vl_convert",
+)
+"""Modules that only a report loads (``warm_up``'s, not the flow's): a process that has
+them builds the report itself (see ``critiquebench.runtime.warm_child``)."""
 
 
 def warm_up() -> None:
@@ -90,10 +99,15 @@ def report_when_asked(output: Root, run_id: str, prices: Path, target: float) ->
 
 class PendingReport:
     """A run's report in a child process: ``prepare`` once the units are done, then
-    ``result`` once the run's end is recorded. ``nice``: as for ``WarmChild``."""
+    ``result`` once the run's end is recorded. ``nice``: as for ``WarmChild``.
+    ``in_process``: build it in this process, all at ``result`` (default: when it has
+    loaded ``LOADED_MODULES`` already)."""
 
-    def __init__(self, nice: int = 0) -> None:
-        self._child: WarmChild[RunReport] = WarmChild(REPORT_MODULES, warm_up=warm_up, nice=nice)
+    def __init__(self, nice: int = 0, in_process: bool | None = None) -> None:
+        here = imported(LOADED_MODULES) if in_process is None else in_process
+        self._child: WarmChild[RunReport] = WarmChild(
+            REPORT_MODULES, warm_up=warm_up, nice=nice, in_process=here
+        )
         self._prepared = False
 
     def prepare(self, output: Root, run_id: str, prices: Path, target: float) -> None:

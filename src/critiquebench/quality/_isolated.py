@@ -7,6 +7,9 @@ them while the units run, on CPU time the judges leave idle. Once the units are
 done the run's process scans the run's files and hands over the check's tables
 (``send``); the child validates them all at once and reports. Nothing in the child
 writes the run's files.
+
+A process that has imported them already (one that checked a run before) checks in
+itself instead: see ``critiquebench.runtime.warm_child``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from critiquebench.quality._report import QualityReport
-from critiquebench.runtime.warm_child import ChildResult, WarmChild
+from critiquebench.runtime.warm_child import ChildResult, WarmChild, imported
 
 # The suites first: they import Great Expectations with the modules it never needs deferred.
 _HEAVY = ("critiquebench.quality._suites", "great_expectations", "pandas", __name__)
@@ -23,11 +26,14 @@ _HEAVY = ("critiquebench.quality._suites", "great_expectations", "pandas", __nam
 
 class PendingCheck:
     """A check waiting in a child process: ``send`` the tables once the run's rows are
-    in, then wait for ``result``. ``nice``: the child's lower CPU priority until then."""
+    in, then wait for ``result``. ``nice``: the child's lower CPU priority until then.
+    ``in_process``: check in this process (default: when it has imported the check's
+    modules already)."""
 
-    def __init__(self, run_id: str, nice: int = 0) -> None:
+    def __init__(self, run_id: str, nice: int = 0, in_process: bool | None = None) -> None:
         self.run_id = run_id
-        self._child: WarmChild[QualityReport] = WarmChild(_HEAVY, nice=nice)
+        here = imported(_HEAVY) if in_process is None else in_process
+        self._child: WarmChild[QualityReport] = WarmChild(_HEAVY, nice=nice, in_process=here)
 
     def send(self, tables: duckdb.DuckDBPyConnection) -> None:
         """Hand over the run's tables (``connect(..., snapshot=True)``); the check starts."""
@@ -47,7 +53,7 @@ class PendingCheck:
 
 def check_isolated(run_id: str, tables: duckdb.DuckDBPyConnection) -> ChildResult[QualityReport]:
     """``check_run`` of a run's open tables, in a child process (see the module doc)."""
-    pending = PendingCheck(run_id)
+    pending = PendingCheck(run_id, in_process=False)
     pending.send(tables)
     return pending.result()
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from critiquebench.runtime.warm_child import WarmChild, wait_for_parent
+from critiquebench.runtime.warm_child import WarmChild, imported, wait_for_parent
 
 
 def loaded(names: list[str]) -> list[str]:
@@ -115,6 +115,36 @@ def test_a_child_given_no_call_stops() -> None:
         child.result(timeout_s=120)
 
 
+def test_in_process_the_call_runs_here_when_its_result_is_asked_for(tmp_path: Path) -> None:
+    child: WarmChild[bool] = WarmChild(["colorsys"], warm_up=import_colorsys, in_process=True)
+    assert not hasattr(child, "_process")  # no process started, no folder made
+    child.call(waits, tmp_path / "mark")
+    assert not (tmp_path / "mark").exists()  # not yet: result() runs it
+    child.go_on()
+    done = child.result(timeout_s=1)
+    assert done.value is True and done.in_process  # wait_for_parent: the parent asked
+    assert (tmp_path / "mark").exists() and done.peak_rss_mib > 1
+    with pytest.raises(RuntimeError, match="no call"):
+        child.result()
+    child.close()
+
+
+def test_in_process_an_exception_in_the_call_is_raised_and_close_drops_the_call() -> None:
+    child: WarmChild[None] = WarmChild([], in_process=True)
+    child.call(fails, "bad table")
+    with pytest.raises(ValueError, match="bad table"):
+        child.result()
+    child.call(fails, "never runs")
+    child.close()
+    with pytest.raises(RuntimeError, match="no call"):
+        child.result()
+
+
+def test_imported_names_the_modules_this_process_has() -> None:
+    assert imported(["sys", "os"]) and imported([])
+    assert not imported(["sys", "no_such_module_anywhere"])
+
+
 def test_the_report_in_two_steps_reports_the_runs_row_written_in_between(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,7 +207,8 @@ def test_the_report_is_built_before_the_runs_end_is_known(
     assert '"status": "incomplete"' in written
 
 
-def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_process", [False, True])
+def test_a_pending_report_is_the_one_built_here(tmp_path: Path, in_process: bool) -> None:
     from critiquebench.analysis import read_report, write_reports
     from critiquebench.pipeline._report_child import PendingReport
     from tests.unit.analysis.synthetic_run import FakeUnit, write_run
@@ -187,16 +218,37 @@ def test_a_pending_report_is_the_one_built_here(tmp_path: Path) -> None:
     ]
     write_run(tmp_path / "child", "r", units)
     write_run(tmp_path / "here", "r", units)
-    pending = PendingReport(nice=5)
+    pending = PendingReport(nice=5, in_process=in_process)
     with pytest.raises(RuntimeError, match="before prepare"):
         pending.result()
     pending.prepare(tmp_path / "child", "r", tmp_path / "no-prices.json", 0.8)
     done = pending.result(timeout_s=300)
     pending.close()
+    assert done.in_process == in_process
     assert done.value == write_reports(tmp_path / "here", "r", target=0.8).report
     assert read_report(tmp_path / "child", "r") == done.value  # the files were written there
     html = (tmp_path / "child" / "r" / "report.html").read_text(encoding="utf-8")
     assert html == (tmp_path / "here" / "r" / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_process_that_loaded_the_report_builds_it_in_itself() -> None:
+    from critiquebench.pipeline._report_child import PendingReport, warm_up
+
+    script = "import flows.ab_matrix\n" + _NOT_HERE  # the flow's process: a child
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, env=env)
+    warm_up()  # what the child would load: loaded here now
+    pending = PendingReport()
+    assert pending._child.in_process
+    pending.close()
+
+
+_NOT_HERE = """
+from critiquebench.pipeline._report_child import PendingReport
+pending = PendingReport()
+assert not pending._child.in_process
+pending.close()
+"""
 
 
 @pytest.mark.parametrize(
