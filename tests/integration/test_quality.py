@@ -71,6 +71,16 @@ def _set(**values: Any) -> Callable[[Rows], Rows]:
     return lambda rows: [{**row, **values} for row in rows]
 
 
+def _corrupted_copy(clean_output: Path, folder: Path, *corruptions: Callable[[Path], None]) -> Path:
+    """A copy of the clean run under ``folder / "runs"`` with ``corruptions`` applied to
+    it in turn; the copy's output folder."""
+    copy = folder / "runs"
+    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
+    for corrupt in corruptions:
+        corrupt(copy / RUN_ID)
+    return copy
+
+
 def _null_arm(run: Path) -> None:
     _rewrite_unit(run, "cases", _set(arm=None))
 
@@ -264,9 +274,7 @@ def test_each_corruption_is_caught_by_its_expectation(
     name: str, clean_output: Path, original_fingerprint: dict[str, str], tmp_path: Path
 ) -> None:
     corrupt, table, expectation, columns = CORRUPTIONS[name]
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    corrupt(copy / RUN_ID)
+    copy = _corrupted_copy(clean_output, tmp_path, corrupt)
     corrupted = _fingerprint(copy)
 
     report = check_run(copy, RUN_ID)
@@ -296,10 +304,8 @@ def test_the_two_passes_give_what_one_summary_pass_gives(
     from critiquebench.quality._load import load_tables
     from critiquebench.quality._suites import arms_of_run, build_suite, ephemeral_context
 
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    for name in ("duplicate unit", "orphan call", "loops over the limit", "null arm"):
-        CORRUPTIONS[name][0](copy / RUN_ID)
+    names = ("duplicate unit", "orphan call", "loops over the limit", "null arm")
+    copy = _corrupted_copy(clean_output, tmp_path, *(CORRUPTIONS[name][0] for name in names))
     frames, retry_limit = load_tables(copy, RUN_ID)
     arms = arms_of_run(frames["runs"])
     source = ephemeral_context().data_sources.add_pandas("one-pass")
@@ -327,9 +333,7 @@ def test_check_command_exit_codes(clean_output: Path, tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert "passed" in ok.output
 
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    _bad_halt_reason(copy / RUN_ID)
+    copy = _corrupted_copy(clean_output, tmp_path, _bad_halt_reason)
     bad = runner.invoke(app, ["check", RUN_ID, "--output", str(copy)])
     assert bad.exit_code == 1
     assert "expect_column_values_to_be_in_set" in bad.output and "halt_reason" in bad.output
@@ -341,9 +345,7 @@ def test_check_command_exit_codes(clean_output: Path, tmp_path: Path) -> None:
 def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
     clean_output: Path, tmp_path: Path
 ) -> None:
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    _infrastructure_error(copy / RUN_ID)
+    copy = _corrupted_copy(clean_output, tmp_path, _infrastructure_error)
     report = check_run(copy, RUN_ID)
     assert report.passed and not report.complete, report.markdown()
     assert [row["error"] for row in report.unfinished] == [
@@ -356,9 +358,9 @@ def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
 
 
 def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    _rewrite_unit(copy / RUN_ID, "cases", lambda rows: [])
+    copy = _corrupted_copy(
+        clean_output, tmp_path, lambda run: _rewrite_unit(run, "cases", lambda rows: [])
+    )
     report = check_run(copy, RUN_ID)
     assert report.missing == 1 and not report.complete
 
@@ -369,10 +371,8 @@ def test_the_check_runs_in_a_child_that_gives_the_same_report(
     # Run as the flow's process: Great Expectations and pandas (~270 MiB) stay in the
     # check's child process, which exits after the check, and the report it sends back
     # is the one a check in this process gives.
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    for name in ("duplicate unit", "orphan call", "errored unit counted as passed"):
-        CORRUPTIONS[name][0](copy / RUN_ID)
+    names = ("duplicate unit", "orphan call", "errored unit counted as passed")
+    copy = _corrupted_copy(clean_output, tmp_path, *(CORRUPTIONS[name][0] for name in names))
     sent = tmp_path / "checked.pickle"
     script = f"""
 import pickle, sys
@@ -404,9 +404,7 @@ def test_a_process_that_imported_the_check_checks_in_itself(
     from critiquebench.analysis import connect
     from critiquebench.quality._isolated import PendingCheck
 
-    copy = tmp_path / "runs"
-    shutil.copytree(clean_output / RUN_ID, copy / RUN_ID)
-    _infrastructure_error(copy / RUN_ID)
+    copy = _corrupted_copy(clean_output, tmp_path, _infrastructure_error)
     report = check_run(copy, RUN_ID)
     pending = PendingCheck(RUN_ID)
     assert pending._child.in_process
