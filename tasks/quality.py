@@ -20,10 +20,9 @@ def check_quality_task(
     imported there while the units run); publish the outcome."""
     pending.send(tables)
     checked = pending.result()
-    where = "this process" if checked.in_process else "a child process"
     get_run_logger().info(
         "data-quality check: %d expectations in %s (peak RSS %.0f MiB, %.1f s)",
-        len(checked.value.results), where, checked.peak_rss_mib, checked.seconds,
+        len(checked.value.results), checked.where, checked.peak_rss_mib, checked.seconds,
     )  # fmt: skip
     create_markdown_artifact(
         checked.value.markdown(), key=f"quality-{artifact_key}", description="data-quality checks"

@@ -46,10 +46,9 @@ def write_reports_task(
         built = report.report
     else:
         done = pending.result()
-        where = "this process" if done.in_process else "a child process"
         get_run_logger().info(
             "reports written in %s (peak RSS %.0f MiB, %.1f s)",
-            where, done.peak_rss_mib, done.seconds,
+            done.where, done.peak_rss_mib, done.seconds,
         )  # fmt: skip
         built = done.value
     # The verdict withheld is said where the UI lists artifacts, not only inside them.

@@ -80,6 +80,11 @@ class ChildResult(Generic[T]):
     in_process: bool = False
     """The call ran in the parent's process (``peak_rss_mib`` is then the parent's)."""
 
+    @property
+    def where(self) -> str:
+        """Where the call ran, for a log line: "this process" or "a child process"."""
+        return "this process" if self.in_process else "a child process"
+
 
 class WarmChild(Generic[T]):
     """A child process that imports ``modules`` now and runs one call later.
