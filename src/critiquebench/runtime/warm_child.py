@@ -122,6 +122,11 @@ class WarmChild(Generic[T]):
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,  # libraries print progress bars there
             stderr=subprocess.PIPE,
+            # Out of the terminal's process group: a Ctrl-C is the parent's to handle
+            # (a run asked to stop still checks and reports what it completed), and a
+            # child that got it too died mid-import, failing the check it was there for.
+            # It ends with its parent all the same (``_exit_with_parent``).
+            start_new_session=True,
         )
         if nice:  # set from here, so that a call made at once cannot come before it
             with contextlib.suppress(ProcessLookupError):

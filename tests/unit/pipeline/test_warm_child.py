@@ -298,3 +298,37 @@ def _alive(pid: int) -> bool:
             return handle.read().split(b") ")[-1][:1] != b"Z"
     except OSError:
         return False
+
+
+def test_a_ctrl_c_to_the_parents_group_leaves_the_child_to_its_parent() -> None:
+    # A terminal's Ctrl-C signals the whole foreground group. The run's process handles
+    # it (it stops scheduling units, then checks and reports what landed); its children
+    # must still be there to do that (one that got it died mid-import: exit 1, not 130).
+    parent_code = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, lambda signum, frame: None)\n"  # as the CLI's run
+        "from critiquebench.runtime.warm_child import WarmChild\n"
+        "child = WarmChild(['json'])\n"
+        "print(child._process.pid, flush=True)\n"
+        "sys.stdin.readline()\n"  # the test signals the group meanwhile
+        "child.call(os.getpid)\n"
+        "print(child.result(timeout_s=60).value, flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert parent.stdout is not None and parent.stdin is not None
+        child = parent.stdout.readline().strip()
+        assert child, parent.communicate(timeout=60)[1]
+        os.killpg(parent.pid, signal.SIGINT)
+        time.sleep(0.5)  # a child in the group would be dying now
+        out, err = parent.communicate("\n", timeout=120)
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait()
+    assert parent.returncode == 0, err[-2000:]
+    assert out.strip() == child  # the call ran in the child the parent started
