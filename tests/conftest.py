@@ -1,7 +1,9 @@
 """Shared fixtures. Prefect is pointed at a throwaway home before any test imports it.
 
 Nothing happens at import time, and the environment changes only through the
-``prefect_home`` session fixture (undone at the end of the session). Prefect reads
+``prefect_home`` session fixture and, in the xdist controller, ``pytest_configure``
+(which names the session's Prefect API to the workers); both are undone when the
+session ends. Prefect reads
 its settings once, when imported, so no test module may import Prefect (or flows/,
 tasks/) at collection time: ``pytest_collection_finish`` refuses a session where one
 did, since its state would land in the user's home folder.
@@ -10,8 +12,14 @@ did, since its state would land in the user's home folder.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
+import time
+import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,19 +123,77 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
+SESSION_API_VARIABLE = "CRITIQUEBENCH_TEST_PREFECT_API"
+"""Where the xdist controller tells its workers the session's Prefect API (see
+``pytest_configure``). Not ``PREFECT_API_URL``: the CLI subprocesses of tests inherit the
+environment, and those whose subject is the temporary server must not find an API."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the xdist controller, before any worker starts: one temporary Prefect API for
+    the session's flow tests, on the product's own launcher (``start_temporary_server``).
+
+    Each worker had started its own (``prefect_test_harness``): a migrated database and
+    an idle server more per worker, ~30 CPU-s each over a suite, most of it spent while
+    the workers started together. The server dies with this process (``spawn_tied``),
+    after the workers, which may still be delivering their last records to it.
+    """
+    workers = getattr(config.option, "numprocesses", None)
+    if hasattr(config, "workerinput") or not workers or SESSION_API_VARIABLE in os.environ:
+        return
+    from critiquebench.runtime.prefect_server import start_temporary_server
+
+    home = Path(tempfile.mkdtemp(prefix="critiquebench-test-prefect-"))
+    server = start_temporary_server({**PREFECT_DEFAULTS, **os.environ, "PREFECT_HOME": str(home)})
+    os.environ[SESSION_API_VARIABLE] = server.api_url
+    config.add_cleanup(partial(shutil.rmtree, home, ignore_errors=True))
+    config.add_cleanup(server.stop)
+    config.add_cleanup(partial(os.environ.pop, SESSION_API_VARIABLE, None))
+
+
 @pytest.fixture(scope="session")
 def prefect_harness(prefect_home: Path) -> Iterator[None]:
-    """A temporary Prefect API for flow tests (takes ~10 s to start, so one per session).
+    """The session's Prefect API for flow tests: the controller's (``pytest_configure``),
+    else one this process starts for its session (a run without xdist workers).
 
-    Its start may wait up to 5 minutes: on a machine shared with other work (load ~25 on
-    2 cores) it took more than the 2 minutes allowed before, and every flow test of the
-    worker then failed at setup, though nothing was wrong but the wait.
+    Its start may be waited for up to 5 minutes: on a machine shared with other work
+    (load ~25 on 2 cores) a start took more than 2 minutes, and every flow test then
+    failed at set-up though nothing was wrong but the wait.
     """
-    from prefect.testing.utilities import prefect_test_harness
+    from prefect.context import _temporary_global_settings_context, get_settings_context
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=300):
+    from critiquebench.runtime.prefect_server import start_temporary_server
+
+    with ExitStack() as stack:
+        url = os.environ.get(SESSION_API_VARIABLE)
+        if url is None:
+            server = start_temporary_server(os.environ)  # its database in prefect_home
+            stack.callback(server.stop)
+            url = server.api_url
+        _wait_until_it_answers(url, timeout_s=300)
+        stack.enter_context(temporary_settings(updates={PREFECT_API_URL: url}))
+        # As Prefect's own test harness does: threads and contexts copied before this
+        # point (which see the process-global settings, not this context's) use it too.
+        stack.enter_context(_temporary_global_settings_context(get_settings_context()))
         _load_the_checks_and_reports_modules()
         yield
+
+
+def _wait_until_it_answers(api_url: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"{api_url}/health", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except OSError:  # not listening yet (URLError is an OSError)
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the session's Prefect API {api_url} did not answer in {timeout_s} s"
+            )
+        time.sleep(0.2)
 
 
 def _load_the_checks_and_reports_modules() -> None:

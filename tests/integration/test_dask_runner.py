@@ -11,6 +11,7 @@ import pytest
 
 from critiquebench.analysis import connect
 from critiquebench.pipeline import RunConfig, dependencies_for
+from critiquebench.runtime.prefect_server import deliver_queued_records
 from tests.integration.lazy_flow import run_ab_matrix
 from tests.integration.replay_run import write_replay_file
 
@@ -92,13 +93,20 @@ def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) ->
 def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cluster: Any) -> None:
     import psutil
     from distributed import Client
+    from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     # First on the module's cluster, so its workers have run no flow yet.
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
-    with temporary_settings(restore_defaults={PREFECT_API_URL}):
-        result = _run_on(cluster, tmp_path, "temporary-api-1", limit=1)
+    try:
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            result = _run_on(cluster, tmp_path, "temporary-api-1", limit=1)
+    finally:
+        # Prefect keeps the server it started for the rest of this process's life (an
+        # idle server costs ~1 CPU-s a minute): stop it once this run's records reached it.
+        deliver_queued_records(timeout_s=30)
+        SubprocessASGIServer().stop()
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = list(client.run(os.getpid).values())
     assert set(result["worker_pids"]) <= set(pids)

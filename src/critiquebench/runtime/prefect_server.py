@@ -43,7 +43,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
@@ -283,20 +283,27 @@ def local_prefect_api() -> Iterator[LocalServer]:
     if configured:
         yield LocalServer(configured, None)
         return
-    port = _free_port()
-    args = ["--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1"]
-    args += ["--port", str(port), "--log-level", "error", "--lifespan", "on"]
-    tied = spawn_tied("uvicorn", args, {**os.environ, **_SERVER_ENV})
-    api_url = f"http://127.0.0.1:{port}/api"
-    # Watched from now on, while this process imports.
-    ready = _watch_ready(api_url, tied.process, _READY_TIMEOUT_S)
-    server = LocalServer(api_url, tied.process, ready, tied)
+    server = start_temporary_server(os.environ)
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
         yield server
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
+
+
+def start_temporary_server(env: Mapping[str, str]) -> LocalServer:
+    """Start a temporary Prefect API server (UI and automations off) as a tied child with
+    the environment ``env``, whose ``PREFECT_HOME`` holds its database; it is watched
+    from now on until it answers (``wait_ready``). The caller stops it (``stop``)."""
+    port = _free_port()
+    args = ["--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1"]
+    args += ["--port", str(port), "--log-level", "error", "--lifespan", "on"]
+    tied = spawn_tied("uvicorn", args, {**env, **_SERVER_ENV})
+    api_url = f"http://127.0.0.1:{port}/api"
+    # Watched from now on, while this process imports.
+    ready = _watch_ready(api_url, tied.process, _READY_TIMEOUT_S)
+    return LocalServer(api_url, tied.process, ready, tied)
 
 
 def _prefect_home() -> Path | None:
