@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,13 @@ from typer.testing import CliRunner
 
 from critiquebench.cli import app
 from critiquebench.pipeline import RunConfig, finish_run, run_unit, start_run
-from critiquebench.quality import QualityCheckFailed, QualityReport, check_run
+from critiquebench.quality import (
+    ExpectationOutcome,
+    QualityCheckFailed,
+    QualityReport,
+    check_run,
+)
+from critiquebench.suites import load_suite
 from tests.helpers import hollow_then_fixed_replay
 
 RUN_ID = "quality-1"
@@ -54,15 +62,28 @@ def original_fingerprint(clean_output: Path) -> dict[str, str]:
     return _fingerprint(clean_output)
 
 
-def _rewrite_unit(run: Path, table: str, change: Callable[[Rows], Rows], arm: str = "B") -> None:
-    """Rewrite the copy's ``table`` with the rows of one unit (the first case of ``arm``
-    at rep 0) changed, every column nullable. The finished run holds each table as one
-    compacted part; ``change`` may drop the unit's rows or add rows."""
+CASE_IDS = sorted(case.id for case in load_suite("basic", limit=3))
+"""The clean run's cases (3 cases x arms A, B at rep 0 = 6 units)."""
+Pick = tuple[int, str]
+"""A unit of the clean run: the nth of ``CASE_IDS`` in an arm, at rep 0."""
+FIRST_B: Pick = (0, "B")
+
+
+def _key(unit: Pick) -> tuple[str, str]:
+    """The (case_id, arm) of ``unit``."""
+    return CASE_IDS[unit[0]], unit[1]
+
+
+def _rewrite_unit(run: Path, unit: Pick, table: str, change: Callable[[Rows], Rows]) -> None:
+    """Rewrite the copy's ``table`` with the rows of one ``unit`` changed, every column
+    nullable. The finished run holds each table as one compacted part; ``change`` may
+    drop the unit's rows or add rows."""
     (path,) = sorted((run / table).glob("*.parquet"))
     rows = pq.read_table(path).to_pylist()
-    case_id = min(row["case_id"] for row in rows if row["arm"] == arm and row["rep"] == 0)
-    mine = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) == (case_id, arm, 0)]
-    rest = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) != (case_id, arm, 0)]
+    key = (*_key(unit), 0)
+    mine = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) == key]
+    rest = [r for r in rows if (r["case_id"], r["arm"], r["rep"]) != key]
+    assert mine, f"the clean run has {table} rows of unit {key}"
     schema = pa.schema([field.with_nullable(True) for field in pq.read_schema(path)])
     pq.write_table(pa.Table.from_pylist(rest + change(mine), schema=schema), path)
 
@@ -81,84 +102,85 @@ def _corrupted_copy(clean_output: Path, folder: Path, *corruptions: Callable[[Pa
     return copy
 
 
-def _null_arm(run: Path) -> None:
-    _rewrite_unit(run, "cases", _set(arm=None))
+def _null_arm(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "cases", _set(arm=None))
 
 
-def _negative_tokens(run: Path) -> None:
-    _rewrite_unit(run, "calls", _set(paid_tokens_in=-5))
+def _negative_tokens(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "calls", _set(paid_tokens_in=-5))
 
 
-def _duplicate_unit(run: Path) -> None:
-    _rewrite_unit(run, "cases", lambda rows: rows + rows)
+def _duplicate_unit(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "cases", lambda rows: rows + rows)
 
 
-def _too_many_loops(run: Path) -> None:
-    _rewrite_unit(run, "cases", _set(loops=7))
+def _too_many_loops(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "cases", _set(loops=7))
 
 
-def _orphan_call(run: Path) -> None:
+def _orphan_call(run: Path, unit: Pick = FIRST_B) -> None:
     ghost = _set(case_id="basic/999_ghost")
-    _rewrite_unit(run, "calls", lambda rows: rows + ghost(rows))
+    _rewrite_unit(run, unit, "calls", lambda rows: rows + ghost(rows))
 
 
-def _bad_halt_reason(run: Path) -> None:
-    _rewrite_unit(run, "cases", _set(halt_reason="gave_up"))
+def _bad_halt_reason(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "cases", _set(halt_reason="gave_up"))
 
 
-def _iteration_gap(run: Path) -> None:
+def _iteration_gap(run: Path, unit: Pick = FIRST_B) -> None:
     _rewrite_unit(
         run,
+        unit,
         "attempts",
         lambda rows: [{**r, "iteration": 2 * r["iteration"]} for r in rows],
     )
 
 
-def _unknown_arm(run: Path) -> None:
-    _rewrite_unit(run, "attempts", _set(arm="Z"))
+def _unknown_arm(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "attempts", _set(arm="Z"))
 
 
-def _unmetered_tokens(run: Path) -> None:
+def _unmetered_tokens(run: Path, unit: Pick = FIRST_B) -> None:
     # Calls from a live model (not replay) but the unit counted no tokens.
-    _rewrite_unit(run, "calls", _set(model="local"))
+    _rewrite_unit(run, unit, "calls", _set(model="local"))
 
 
-def _lost_calls(run: Path) -> None:
-    _rewrite_unit(run, "calls", lambda rows: [])
+def _lost_calls(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "calls", lambda rows: [])
 
 
-def _defect_as_error(run: Path) -> None:
+def _defect_as_error(run: Path, unit: Pick = FIRST_B) -> None:
     # cases.error is for infrastructure failures only; a model defect must not land there.
-    _rewrite_unit(run, "cases", _set(error="SyntaxError in the answer"))
+    _rewrite_unit(run, unit, "cases", _set(error="SyntaxError in the answer"))
 
 
-def _errored_unit_passed(run: Path) -> None:
-    _rewrite_unit(run, "cases", _set(error="provider: actor call failed: 503"))
+def _errored_unit_passed(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "cases", _set(error="provider: actor call failed: 503"))
 
 
-def _infrastructure_error(run: Path) -> None:
+def _infrastructure_error(run: Path, unit: Pick = FIRST_B) -> None:
     error = "infrastructure: judge: sandbox did not start"
-    _rewrite_unit(run, "cases", _set(error=error, passed=False, halt_reason="error"))
+    _rewrite_unit(run, unit, "cases", _set(error=error, passed=False, halt_reason="error"))
 
 
-def _role_outside_the_arm(run: Path) -> None:
+def _role_outside_the_arm(run: Path, unit: Pick = FIRST_B) -> None:
     # A known role, but arm B's spec calls no reviewers.
-    _rewrite_unit(run, "calls", _set(role="reviewer"))
+    _rewrite_unit(run, unit, "calls", _set(role="reviewer"))
 
 
-def _verdict_without_critic(run: Path) -> None:
-    _rewrite_unit(run, "attempts", _set(critic_verdict="pass"))
+def _verdict_without_critic(run: Path, unit: Pick = FIRST_B) -> None:
+    _rewrite_unit(run, unit, "attempts", _set(critic_verdict="pass"))
 
 
-def _total_below_tests(run: Path) -> None:
+def _total_below_tests(run: Path, unit: Pick = FIRST_B) -> None:
     # The total (tests + lint + types) cannot be smaller than its tests' part.
-    _rewrite_unit(run, "cases", _set(defects_final=5, defects_total_final=2))
+    _rewrite_unit(run, unit, "cases", _set(defects_final=5, defects_total_final=2))
 
 
-def _raw_below_bounded(run: Path) -> None:
+def _raw_below_bounded(run: Path, unit: Pick = FIRST_B) -> None:
     # The per-kind bound only lowers a count: the raw count is never below it.
     changes = {"defects_final": 0, "defects_total_final": 3, "defects_total_final_raw": 1}
-    _rewrite_unit(run, "cases", _set(**changes))
+    _rewrite_unit(run, unit, "cases", _set(**changes))
 
 
 CORRUPTIONS = {
@@ -249,11 +271,89 @@ CORRUPTIONS = {
 SHOWN = {
     "loops over the limit": ("FAILED", "loops within the run's retry limit", "arm='B'", "loops=7"),
 }
-"""What the report's markdown shows of a corruption: the rule and the offending row."""
+"""What the report's markdown shows of a corruption: the verdict, and in its failure's
+section the rule and the offending row."""
+
+GROUPS: tuple[dict[str, Pick], ...] = (
+    {
+        "loops over the limit": (0, "B"),
+        "errored unit counted as passed": (1, "B"),  # arm A's units failed anyway
+        "iteration gap": (2, "B"),  # arm A makes one attempt: iteration 0 doubles to 0
+        "null arm": (0, "A"),
+        "model defect recorded as an error": (1, "A"),  # in B (passed) it trips the rule above
+        "total defects below the tests' defects": (2, "A"),  # in B it also goes above raw
+    },
+    {
+        "role outside the arm's spec": (0, "B"),
+        "critic verdict in an arm without critic": (1, "B"),
+        "unknown halt reason": (2, "B"),
+        "lost calls": (0, "A"),
+        "orphan call": (1, "A"),
+        "unknown arm": (2, "A"),
+    },
+    {
+        "negative tokens": (0, "B"),
+        "duplicate unit": (1, "B"),
+        "tokens missing": (2, "B"),
+        "raw defects below the bounded count": (0, "A"),
+    },
+)
+"""The corruptions that share a corrupted copy (and its check), each on a unit of its
+own. No two in a copy trip the same expectation (a null arm orphans its unit's calls
+and attempts and empties its row counts, so it is kept from the orphan, lost-calls and
+unknown-arm corruptions); the test makes sure: every row its expectation shows is of
+its unit."""
+
+SHOWN_AS: dict[str, dict[str, Any]] = {
+    "null arm": {"arm": None},
+    "unknown arm": {"arm": "Z"},
+    "orphan call": {"case_id": "basic/999_ghost"},
+}
+"""How a corruption that rewrites its unit's key shows the unit's rows."""
 
 
 def _failures(report: QualityReport) -> set[tuple[str, str, tuple[str, ...]]]:
     return {(f.table, f.expectation, f.columns) for f in report.failures}
+
+
+def _section(report: QualityReport, failure: ExpectationOutcome) -> str:
+    """The report markdown's section on ``failure`` (the nth failure has the nth)."""
+    sections = report.markdown().split("\n### ")[1:]
+    section = sections[report.failures.index(failure)]
+    assert section.startswith(f"{failure.label()}\n"), section
+    return section
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A corrupted copy of the clean run and its report."""
+
+    copy: Path
+    corrupted: dict[str, str]
+    """The copy's fingerprint before it was checked."""
+    report: QualityReport
+
+
+@pytest.fixture(scope="module")
+def checked_group(
+    clean_output: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[int], Checked]:
+    """The copy of ``GROUPS[n]``'s corruptions, checked: each made on first use, once."""
+    made: dict[int, Checked] = {}
+
+    def checked(group: int) -> Checked:
+        if group not in made:
+            corruptions = [
+                functools.partial(CORRUPTIONS[name][0], unit=unit)
+                for name, unit in GROUPS[group].items()
+            ]
+            folder = tmp_path_factory.mktemp(f"group{group}")
+            copy = _corrupted_copy(clean_output, folder, *corruptions)
+            corrupted = _fingerprint(copy)
+            made[group] = Checked(copy, corrupted, check_run(copy, RUN_ID))
+        return made[group]
+
+    return checked
 
 
 def test_clean_run_passes_and_is_left_untouched(
@@ -269,34 +369,53 @@ def test_clean_run_passes_and_is_left_untouched(
     assert _fingerprint(clean_output) == original_fingerprint
 
 
+def test_each_corruption_has_a_unit_of_its_own_in_one_group() -> None:
+    assert sorted(name for group in GROUPS for name in group) == sorted(CORRUPTIONS)
+    for group in GROUPS:
+        assert len(set(group.values())) == len(group), group
+
+
 @pytest.mark.parametrize("name", list(CORRUPTIONS))
 def test_each_corruption_is_caught_by_its_expectation(
-    name: str, clean_output: Path, original_fingerprint: dict[str, str], tmp_path: Path
+    name: str,
+    clean_output: Path,
+    original_fingerprint: dict[str, str],
+    checked_group: Callable[[int], Checked],
 ) -> None:
-    corrupt, table, expectation, columns = CORRUPTIONS[name]
-    copy = _corrupted_copy(clean_output, tmp_path, corrupt)
-    corrupted = _fingerprint(copy)
-
-    report = check_run(copy, RUN_ID)
+    _, table, expectation, columns = CORRUPTIONS[name]
+    (group,) = [n for n, corruptions in enumerate(GROUPS) if name in corruptions]
+    checked = checked_group(group)
+    report = checked.report
+    case_id, arm = _key(GROUPS[group][name])
+    unit = {"case_id": case_id, "arm": arm, "rep": 0} | SHOWN_AS.get(name, {})
 
     assert not report.passed
     assert (table, expectation, columns) in _failures(report), report.markdown()
-    failing = next(
+    failing = [
         f
         for f in report.failures
         if (f.table, f.expectation, f.columns) == (table, expectation, columns)
-    )
-    assert failing.offending, "the report shows the offending rows"
-    assert f"### {failing.label()}" in report.markdown()
+    ]
+    for failure in failing:  # e.g. a halt reason breaks the run's and the arm's rule
+        assert failure.offending, "the report shows the offending rows"
+        # Its unit's rows, all shown (a unit has fewer than 5 per table), and no other
+        # unit's: no other corruption of the copy is what trips the expectation.
+        assert failure.unexpected_count == len(failure.offending), failure
+        for row in failure.offending:
+            assert {key: row.get(key) for key in unit} == unit, failure
+        section = _section(report, failure)
+        shown = ", ".join(f"{k}={'null' if v is None else repr(v)}" for k, v in unit.items())
+        assert shown in section, section
+        assert failure.label() in str(QualityCheckFailed(report))
+    head, _, _ = report.markdown().partition("\n")
     for shown in SHOWN.get(name, ()):
-        assert shown in report.markdown()
-    assert failing.label() in str(QualityCheckFailed(report))
-    assert _fingerprint(copy) == corrupted  # the checked files were only read
+        assert any(shown in f"{head}\n{_section(report, f)}" for f in failing), name
+    assert _fingerprint(checked.copy) == checked.corrupted  # the checked files were only read
     assert _fingerprint(clean_output) == original_fingerprint
 
 
 def test_the_two_passes_give_what_one_summary_pass_gives(
-    clean_output: Path, tmp_path: Path
+    checked_group: Callable[[int], Checked],
 ) -> None:
     # The check validates with BOOLEAN_ONLY first and asks GX's SUMMARY only of what
     # failed or observes a value; the outcomes must be those of one SUMMARY pass.
@@ -304,8 +423,8 @@ def test_the_two_passes_give_what_one_summary_pass_gives(
     from critiquebench.quality._load import load_tables
     from critiquebench.quality._suites import arms_of_run, build_suite, ephemeral_context
 
-    names = ("duplicate unit", "orphan call", "loops over the limit", "null arm")
-    copy = _corrupted_copy(clean_output, tmp_path, *(CORRUPTIONS[name][0] for name in names))
+    checked = checked_group(0)  # six corruptions; the corruption tests read its check too
+    copy = checked.copy
     frames, retry_limit = load_tables(copy, RUN_ID)
     arms = arms_of_run(frames["runs"])
     source = ephemeral_context().data_sources.add_pandas("one-pass")
@@ -319,7 +438,7 @@ def test_the_two_passes_give_what_one_summary_pass_gives(
         )
         expected += [outcome_of(table, result, frame) for result in validation.results]
 
-    found = check_run(copy, RUN_ID).results
+    found = checked.report.results
 
     assert sorted(map(repr, found)) == sorted(map(repr, expected))
     assert sum(not outcome.success for outcome in found) >= 4
@@ -342,11 +461,17 @@ def test_check_command_exit_codes(clean_output: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 2
 
 
+@pytest.fixture(scope="module")
+def infrastructure_errored(clean_output: Path, tmp_path_factory: pytest.TempPathFactory) -> Checked:
+    """A copy where one unit ended in an infrastructure error, checked (two tests read it)."""
+    copy = _corrupted_copy(clean_output, tmp_path_factory.mktemp("errored"), _infrastructure_error)
+    return Checked(copy, _fingerprint(copy), check_run(copy, RUN_ID))
+
+
 def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
-    clean_output: Path, tmp_path: Path
+    infrastructure_errored: Checked,
 ) -> None:
-    copy = _corrupted_copy(clean_output, tmp_path, _infrastructure_error)
-    report = check_run(copy, RUN_ID)
+    copy, report = infrastructure_errored.copy, infrastructure_errored.report
     assert report.passed and not report.complete, report.markdown()
     assert [row["error"] for row in report.unfinished] == [
         "infrastructure: judge: sandbox did not start"
@@ -359,7 +484,7 @@ def test_infrastructure_errors_fail_the_check_though_the_tables_are_sound(
 
 def test_units_without_rows_count_as_missing(clean_output: Path, tmp_path: Path) -> None:
     copy = _corrupted_copy(
-        clean_output, tmp_path, lambda run: _rewrite_unit(run, "cases", lambda rows: [])
+        clean_output, tmp_path, lambda run: _rewrite_unit(run, FIRST_B, "cases", lambda rows: [])
     )
     report = check_run(copy, RUN_ID)
     assert report.missing == 1 and not report.complete
@@ -397,15 +522,14 @@ print(sorted({{"great_expectations", "pandas"}} & set(sys.modules)))
 
 
 def test_a_process_that_imported_the_check_checks_in_itself(
-    clean_output: Path, tmp_path: Path
+    infrastructure_errored: Checked,
 ) -> None:
-    # This process has checked runs (check_run above, or here): a child would only
-    # import Great Expectations again, so the pending check starts none.
+    # This process has checked runs (check_run above, or the fixture's): a child would
+    # only import Great Expectations again, so the pending check starts none.
     from critiquebench.analysis import connect
     from critiquebench.quality._isolated import PendingCheck
 
-    copy = _corrupted_copy(clean_output, tmp_path, _infrastructure_error)
-    report = check_run(copy, RUN_ID)
+    copy, report = infrastructure_errored.copy, infrastructure_errored.report
     pending = PendingCheck(RUN_ID)
     assert pending._child.in_process
     with closing(connect(copy, [RUN_ID], snapshot=True)) as tables:
