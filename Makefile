@@ -16,10 +16,10 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 90
 
 RUN_ARGS ?=
 # The slowest tests are listed at the end of every run, so a slow one shows up in CI.
-# Two pytest-xdist workers, one a core: most tests wait on child processes (a Prefect
-# server, the judge's sandbox, a CLI run); four starved each other's Prefect test
-# servers on two cores. A file stays on one worker (--dist loadfile), so its module-
-# scoped runs are built once.
+# Two pytest-xdist workers, one a core: the suite is CPU-bound (1.77 of 2 cores busy on
+# average), so a third gained nothing (14:33 against 14:30, quiet 2-core host, session
+# 15) and four starved each other's Prefect test servers. A file stays on one worker
+# (--dist loadfile), so its module-scoped runs are built once.
 PYTEST_ARGS ?= -n 2 --durations=15
 
 .PHONY: venv run test test-suite test-lint test-own-process lint bench clean sandbox browser bytecode
