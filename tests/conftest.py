@@ -15,8 +15,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack
 from functools import partial
@@ -163,37 +161,22 @@ def prefect_harness(prefect_home: Path) -> Iterator[None]:
     from prefect.context import _temporary_global_settings_context, get_settings_context
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from critiquebench.runtime.prefect_server import start_temporary_server
+    from critiquebench.runtime.prefect_server import _become_ready, start_temporary_server
 
     with ExitStack() as stack:
         url = os.environ.get(SESSION_API_VARIABLE)
+        process = None  # the controller's server is its child, not this process's
         if url is None:
             server = start_temporary_server(os.environ)  # its database in prefect_home
             stack.callback(server.stop)
-            url = server.api_url
-        _wait_until_it_answers(url, timeout_s=300)
+            url, process = server.api_url, server.process
+        _become_ready(url, process, timeout_s=300)
         stack.enter_context(temporary_settings(updates={PREFECT_API_URL: url}))
         # As Prefect's own test harness does: threads and contexts copied before this
         # point (which see the process-global settings, not this context's) use it too.
         stack.enter_context(_temporary_global_settings_context(get_settings_context()))
         _load_the_checks_and_reports_modules()
         yield
-
-
-def _wait_until_it_answers(api_url: str, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with urllib.request.urlopen(f"{api_url}/health", timeout=5) as response:
-                if response.status == 200:
-                    return
-        except OSError:  # not listening yet (URLError is an OSError)
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(
-                f"the session's Prefect API {api_url} did not answer in {timeout_s} s"
-            )
-        time.sleep(0.2)
 
 
 def _load_the_checks_and_reports_modules() -> None:

@@ -160,11 +160,12 @@ def _answer(url: str) -> bool:
         return False
 
 
-def _become_ready(api_url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    """Wait until the server answers its health check; raise if it died or never did."""
+def _become_ready(api_url: str, process: subprocess.Popen[bytes] | None, timeout_s: float) -> None:
+    """Wait until the server answers its health check; raise if it died (``process``,
+    when it is this process's child) or never did."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             raise RuntimeError(
                 f"the temporary Prefect server exited with code {process.returncode}"
             )
