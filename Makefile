@@ -94,7 +94,7 @@ lint: venv
 # - the suite (two xdist workers, see PYTEST_ARGS);
 # - the lint, at the lowest CPU priority: it takes the CPU the suite leaves idle while
 #   its tests wait on servers, sandboxes and CLI runs (mypy without its cache takes
-#   ~55 CPU-s, with it 1.4; ruff 0.2);
+#   ~27 CPU-s on a quiet host, with it 1.4; ruff 0.2);
 # - the tests marked own_process (the cluster test), in a pytest process of their own:
 #   sharing a worker process with other files (test_dask_runner, test_object_store,
 #   test_shared_cache, test_ray_runner, test_prefect_server, test_standing_server), its

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from functools import partial
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from critiquebench.runtime.prefect_env import PREFECT_DEFAULTS
+from tests.prefect_state import migrated_state, save_migrated_state
 
 if TYPE_CHECKING:
     from critiquebench.judges import PythonJudge
@@ -125,6 +127,9 @@ SESSION_API_VARIABLE = "CRITIQUEBENCH_TEST_PREFECT_API"
 """Where the xdist controller tells its workers the session's Prefect API (see
 ``pytest_configure``). Not ``PREFECT_API_URL``: the CLI subprocesses of tests inherit the
 environment, and those whose subject is the temporary server must not find an API."""
+SESSION_STATE_VARIABLE = "CRITIQUEBENCH_TEST_PREFECT_STATE"
+"""Where the controller leaves a copy of its server's migrated Prefect home (see
+``tests/prefect_state.py``)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -147,6 +152,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(partial(shutil.rmtree, home, ignore_errors=True))
     config.add_cleanup(server.stop)
     config.add_cleanup(partial(os.environ.pop, SESSION_API_VARIABLE, None))
+    state = Path(tempfile.mkdtemp(prefix="critiquebench-test-prefect-state-"))
+    os.environ[SESSION_STATE_VARIABLE] = str(state)
+    config.add_cleanup(partial(shutil.rmtree, state, ignore_errors=True))
+    config.add_cleanup(partial(os.environ.pop, SESSION_STATE_VARIABLE, None))
+    copier = partial(save_migrated_state, home, state, partial(server.wait_ready, 300))
+    threading.Thread(target=copier, name="prefect-state-copy", daemon=True).start()
 
 
 @pytest.fixture(scope="session")
@@ -194,6 +205,15 @@ def _load_the_checks_and_reports_modules() -> None:
 
     warm_up()
     assert imported(_HEAVY) and imported(LOADED_MODULES), "a module the children load moved"
+
+
+@pytest.fixture(scope="session")
+def migrated_prefect_state() -> Path | None:
+    """A Prefect home whose database is migrated (no run in it), to copy into the home of
+    a test that starts a server of its own (``tests.prefect_state.seed_home``); None
+    without xdist (no session server to copy) or when no copy could be taken."""
+    state = os.environ.get(SESSION_STATE_VARIABLE)
+    return migrated_state(Path(state), timeout_s=300) if state else None
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from critiquebench.pipeline import RunConfig, dependencies_for
 from critiquebench.runtime.prefect_server import deliver_queued_records
 from tests.integration.lazy_flow import run_ab_matrix
 from tests.integration.replay_run import write_replay_file
+from tests.prefect_state import DATABASE, seed_home
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 
@@ -90,7 +91,9 @@ def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) ->
     ]
 
 
-def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cluster: Any) -> None:
+def test_under_the_temporary_api_workers_use_the_flows_server(
+    tmp_path: Path, cluster: Any, prefect_home: Path, migrated_prefect_state: Path | None
+) -> None:
     import psutil
     from distributed import Client
     from prefect.server.api.server import SubprocessASGIServer
@@ -99,6 +102,9 @@ def test_under_the_temporary_api_workers_use_the_flows_server(tmp_path: Path, cl
     # First on the module's cluster, so its workers have run no flow yet.
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
+    # Its database is the session's home's, migrated already, as on a user's second run.
+    if not (prefect_home / DATABASE).exists():
+        seed_home(prefect_home, migrated_prefect_state)
     try:
         with temporary_settings(restore_defaults={PREFECT_API_URL}):
             result = _run_on(cluster, tmp_path, "temporary-api-1", limit=1)

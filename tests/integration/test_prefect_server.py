@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.prefect_state import seed_home
+
 _SCRIPT = """
 import json, os, sys, urllib.request
 from critiquebench.runtime.prefect_server import local_prefect_api
@@ -25,9 +27,11 @@ print(json.dumps({"url": server.api_url, "status": status, "seen": seen, "pid": 
 """
 
 
-def test_the_api_runs_as_a_child_and_stops_with_the_context(tmp_path: Path) -> None:
+def test_the_api_runs_as_a_child_and_stops_with_the_context(
+    tmp_path: Path, migrated_prefect_state: Path | None
+) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env["PREFECT_HOME"] = str(tmp_path / "prefect")
+    env["PREFECT_HOME"] = str(seed_home(tmp_path / "prefect", migrated_prefect_state))
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, timeout=180
     )

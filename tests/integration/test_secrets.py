@@ -11,6 +11,7 @@ import pytest
 
 from critiquebench.suites import load_suite
 from critiquebench.testing import StubModelServer, solver_responder
+from tests.prefect_state import seed_home
 
 pytestmark = pytest.mark.slow
 FAKE_KEY = "sk-critiquebench-FAKE-9f3a1c77"
@@ -21,11 +22,13 @@ FAKE_KEY = "sk-critiquebench-FAKE-9f3a1c77"
 _LOUDEST_LOGS = {"PREFECT_LOGGING_LEVEL": "DEBUG", "PREFECT_LOGGING_TO_API_BATCH_INTERVAL": "60"}
 
 
-def test_a_recognisable_key_appears_in_no_output(tmp_path: Path) -> None:
+def test_a_recognisable_key_appears_in_no_output(
+    tmp_path: Path, migrated_prefect_state: Path | None
+) -> None:
     cases = load_suite("basic", limit=3)
     env = dict(os.environ)
     env.update(
-        PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_HOME=str(seed_home(tmp_path / "prefect", migrated_prefect_state)),
         OPENAI_API_KEY=FAKE_KEY,
         GEMINI_API_KEY=FAKE_KEY,
         GOOGLE_API_KEY=FAKE_KEY,

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from critiquebench.runtime.prefect_server import STANDING_RECORD, standing_api
+from tests.prefect_state import seed_home
 
 pytestmark = pytest.mark.slow
 CLI = str(Path(sys.executable).with_name("critiquebench"))
@@ -36,8 +37,10 @@ def _flow_run_names(api_url: str) -> list[str]:
         return [str(run["name"]) for run in json.load(response)]
 
 
-def test_a_run_reports_to_the_standing_server(tmp_path: Path) -> None:
-    home = tmp_path / "prefect"
+def test_a_run_reports_to_the_standing_server(
+    tmp_path: Path, migrated_prefect_state: Path | None
+) -> None:
+    home = seed_home(tmp_path / "prefect", migrated_prefect_state)
     env = {**os.environ, "PREFECT_HOME": str(home)}
     env.pop("PREFECT_API_URL", None)
     port = _free_port()

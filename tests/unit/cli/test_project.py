@@ -4,6 +4,7 @@ and leaves nothing of Prefect's behind."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from critiquebench.runtime.project import (
     project_root,
 )
 from tests.integration.replay_run import build_replay_run
+from tests.prefect_state import DATABASE, seed_home
 from tests.unit.cli.conftest import CLI, OWN_VARIABLES, SIM_RUN, ProjectRun, outside_env
 
 
@@ -121,7 +123,7 @@ def test_report_outside_the_project_prices_with_the_table_the_run_stored(tmp_pat
 
 @pytest.mark.slow
 def test_a_run_outside_the_project_leaves_no_prefect_folder(
-    tmp_path: Path, sim_run_in_a_project: ProjectRun
+    tmp_path: Path, sim_run_in_a_project: ProjectRun, migrated_prefect_state: Path | None
 ) -> None:
     work, done = sim_run_in_a_project.project, sim_run_in_a_project.done
     assert done.returncode == 0, done.stderr[-2000:]
@@ -129,6 +131,11 @@ def test_a_run_outside_the_project_leaves_no_prefect_folder(
     assert (work / "data" / "runs" / "out-1" / "report.json").is_file()
     assert not (work / "sub" / ".prefect").exists() and (work / ".prefect").is_dir()
     # No project at all: Prefect's state goes to the user's state folder, not here.
+    # The user's state folder holds a migrated database already (as after a first run,
+    # which the shared run above makes on an empty home): the run's flow must land in it.
+    state = seed_home(
+        tmp_path / "home" / ".local" / "state" / "critiquebench" / "prefect", migrated_prefect_state
+    )
     bare = tmp_path / "bare"
     bare.mkdir()
     done = subprocess.run(
@@ -137,5 +144,6 @@ def test_a_run_outside_the_project_leaves_no_prefect_folder(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (bare / ".prefect").exists()
-    assert (tmp_path / "home" / ".local" / "state" / "critiquebench" / "prefect").is_dir()
+    with sqlite3.connect(state / DATABASE) as database:
+        assert database.execute("SELECT count(*) FROM flow_run").fetchone() == (1,)
     assert (bare / "data" / "runs" / "bare-1" / "report.json").is_file()
