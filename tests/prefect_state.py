@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 DATABASE = "prefect.db"
@@ -32,7 +33,10 @@ def save_migrated_state(home: Path, template: Path, wait_ready: Callable[[], Non
         wait_ready()
         copy = template / "home"
         copy.mkdir()
-        with sqlite3.connect(home / DATABASE) as source, sqlite3.connect(copy / DATABASE) as target:
+        # Closed before ``DONE`` is written: the copy is then one complete file, nothing
+        # of it left in a write-ahead log (``sqlite3``'s ``with`` only commits).
+        source, target = sqlite3.connect(home / DATABASE), sqlite3.connect(copy / DATABASE)
+        with closing(source), closing(target):
             source.backup(target)  # consistent, while the server may be writing
         if _written_tables(copy / DATABASE) - STARTUP_TABLES:
             shutil.rmtree(copy)  # a run had reached it: not the state of a fresh start
@@ -45,7 +49,7 @@ def save_migrated_state(home: Path, template: Path, wait_ready: Callable[[], Non
 
 
 def _written_tables(database: Path) -> set[str]:
-    with sqlite3.connect(database) as db:
+    with closing(sqlite3.connect(database)) as db:
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {name for name in tables if db.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone()}
 

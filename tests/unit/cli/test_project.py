@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,6 @@ def test_a_run_outside_the_project_leaves_no_prefect_folder(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (bare / ".prefect").exists()
-    with sqlite3.connect(state / DATABASE) as database:
+    with closing(sqlite3.connect(state / DATABASE)) as database:
         assert database.execute("SELECT count(*) FROM flow_run").fetchone() == (1,)
     assert (bare / "data" / "runs" / "bare-1" / "report.json").is_file()
