@@ -117,6 +117,9 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setenv("PREFECT_HOME", str(home))
         # The judge's mypy cache goes to the session's throwaway folder, not the project's.
         patch.setenv("CRITIQUEBENCH_MYPY_CACHE", str(home / "mypy-cache"))
+        # The report's chart library too (one bundle per worker, ~2.4 CPU-s): else each
+        # test's CLI run bundles it again in the cache folder of its own temporary folder.
+        patch.setenv("CRITIQUEBENCH_CHART_BUNDLE_DIR", str(home / "chart-bundle"))
         for name, value in PREFECT_DEFAULTS.items():
             if name not in os.environ:  # a setting the user chose wins, as in the CLI
                 patch.setenv(name, value)

@@ -16,6 +16,7 @@ from critiquebench.analysis.render import _charts
 def fresh_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty call-cache folder under ``tmp_path``, and no bundle held by this process."""
     monkeypatch.setenv("CRITIQUEBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(_charts.BUNDLE_FOLDER_VARIABLE, raising=False)  # the session's
     _charts.vega_bundle.cache_clear()
     yield tmp_path / "cache"
     _charts.vega_bundle.cache_clear()
@@ -54,3 +55,14 @@ def test_a_cache_that_cannot_be_written_still_gives_the_bundle(
     _charts.vega_bundle.cache_clear()
     assert _charts.vega_bundle() == "window.vegaEmbed = 1; '<\\/script>'"
     assert calls == ["bundled", "bundled"]
+
+
+def test_a_folder_named_for_the_bundle_is_used_instead_of_the_cache(
+    fresh_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(_charts.BUNDLE_FOLDER_VARIABLE, str(tmp_path / "charts"))
+    monkeypatch.setattr(vl_convert, "javascript_bundle", lambda *args, **kwargs: "window.x = 1;")
+    assert _charts.vega_bundle() == "window.x = 1;"
+    assert _charts.bundle_path().parent == tmp_path / "charts"
+    assert _charts.bundle_path().read_text(encoding="utf-8") == "window.x = 1;"
+    assert not fresh_bundle.exists()

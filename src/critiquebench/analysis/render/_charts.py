@@ -349,11 +349,21 @@ def vega_bundle() -> str:
     return bundle
 
 
+BUNDLE_FOLDER_VARIABLE = "CRITIQUEBENCH_CHART_BUNDLE_DIR"
+
+
 def bundle_path() -> Path:
     """Where ``vega_bundle`` keeps the bundle of the installed vl-convert and Vega-Lite:
-    the local cache folder (``local_cache_dir``)."""
+    ``$CRITIQUEBENCH_CHART_BUNDLE_DIR`` if set, else the local cache folder
+    (``local_cache_dir``).
+
+    The bundle depends on the installed versions only, so projects (or test runs, each
+    with a folder of its own) on one machine may share a folder: each ``run`` or
+    ``report`` that finds none bundles again (~2.4 CPU-s).
+    """
     name = f"vega-bundle-{metadata.version('vl-convert-python')}-vl{VEGA_LITE}.js"
-    return local_cache_dir() / name
+    folder = os.environ.get(BUNDLE_FOLDER_VARIABLE)
+    return (Path(folder) if folder else local_cache_dir()) / name
 
 
 def _keep(path: Path, text: str) -> None:
