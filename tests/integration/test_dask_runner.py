@@ -61,8 +61,8 @@ def _provider_lookups() -> tuple[int, int]:
 def cluster() -> Iterator[Any]:
     """A local two-process Dask cluster, as a scheduler already running elsewhere.
 
-    One for the module: the tests that use it read what their own run changed (the
-    providers built and reused in each worker before and after), not the workers' totals.
+    A test that uses it reads what its own run changed (the providers built and reused
+    in each worker before and after), not the workers' totals.
     """
     from distributed import LocalCluster
 
@@ -91,15 +91,21 @@ def test_units_run_in_dask_worker_processes_and_match_threads(tmp_path: Path) ->
     ]
 
 
-def test_under_the_temporary_api_workers_use_the_flows_server(
+def test_on_an_existing_cluster_under_the_temporary_api(
     tmp_path: Path, cluster: Any, prefect_home: Path, migrated_prefect_state: Path | None
 ) -> None:
+    """Workers build the model once each, and report to the flow's temporary server.
+
+    One run proves both (a run on the cluster costs ~10 s under load): the first on the
+    module's cluster, so its workers have run no flow yet.
+    """
     import psutil
     from distributed import Client
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    # First on the module's cluster, so its workers have run no flow yet.
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        before = client.run(_provider_lookups)
     # No API URL: the flow starts a temporary server, as `critiquebench run` does. Unless
     # the flow names it, each worker process starts a temporary server (a child) of its own.
     # Its database is the session's home's, migrated already, as on a user's second run.
@@ -107,34 +113,16 @@ def test_under_the_temporary_api_workers_use_the_flows_server(
         seed_home(prefect_home, migrated_prefect_state)
     try:
         with temporary_settings(restore_defaults={PREFECT_API_URL}):
-            result = _run_on(cluster, tmp_path, "temporary-api-1", limit=1)
+            result = _run_on(cluster, tmp_path, "dask-address-1", limit=4)
     finally:
         # Prefect keeps the server it started for the rest of this process's life (an
         # idle server costs ~1 CPU-s a minute): stop it once this run's records reached it.
         deliver_queued_records(timeout_s=30)
         SubprocessASGIServer().stop()
     with Client(cluster.scheduler_address, set_as_default=False) as client:
-        pids = list(client.run(os.getpid).values())
-    assert set(result["worker_pids"]) <= set(pids)
-    # Workers do have children: the judge's warm sandbox workers. None may be a server.
-    servers = {
-        pid: [
-            child.pid for child in psutil.Process(pid).children(recursive=True) if _is_server(child)
-        ]
-        for pid in pids
-    }
-    assert servers == {pid: [] for pid in pids}
-
-
-def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, cluster: Any) -> None:
-    from distributed import Client
-
-    with Client(cluster.scheduler_address, set_as_default=False) as client:
-        before = client.run(_provider_lookups)
-    result = _run_on(cluster, tmp_path, "dask-address-1", limit=4)
-    with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)
         lookups = client.run(_provider_lookups)
+    assert set(result["worker_pids"]) <= set(pids.values())
     ran_units = {address for address, pid in pids.items() if pid in result["worker_pids"]}
     assert ran_units and os.getpid() not in result["worker_pids"]
     changed = {
@@ -145,6 +133,14 @@ def test_existing_cluster_builds_the_model_once_per_worker(tmp_path: Path, clust
         assert built == (1 if address in ran_units else 0), (before, lookups)
     assert sum(built + reused for built, reused in changed.values()) == 8  # one per unit
     assert len(_outcomes(tmp_path / "runs", "dask-address-1")) == 8
+    # Workers do have children: the judge's warm sandbox workers. None may be a server.
+    servers = {
+        pid: [
+            child.pid for child in psutil.Process(pid).children(recursive=True) if _is_server(child)
+        ]
+        for pid in pids.values()
+    }
+    assert servers == {pid: [] for pid in pids.values()}
 
 
 def _is_server(process: Any) -> bool:
