@@ -90,6 +90,12 @@ def estimate_power(
     """Share of simulated experiments whose verdict is met / not met / inconclusive."""
     if experiments < 1 or n_cases < 1 or reps < 1:
         raise ValueError("experiments, n_cases and reps must be at least 1")
+    truth = true_reduction(params, retry_limit)
+    if n_cases < MIN_CASES:
+        # The acceptance rule calls a run with fewer cases inconclusive whatever its
+        # counts, so no experiment needs drawing. Measured gain: the design note a `run`
+        # of 2 cases works out before its first unit took 0.10 CPU-s, 0.002 with this.
+        return PowerResult(n_cases, reps, truth, target, experiments, 0.0, 0.0, 1.0)
     rng = np.random.default_rng(seed)
     verdicts: Counter[str] = Counter()
     for experiment in range(experiments):
@@ -101,7 +107,7 @@ def estimate_power(
     return PowerResult(
         n_cases=n_cases,
         reps=reps,
-        truth=true_reduction(params, retry_limit),
+        truth=truth,
         target=target,
         experiments=experiments,
         met=verdicts["met"] / experiments,
