@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from critiquebench.runtime.prefect_env import PREFECT_DEFAULTS
+from critiquebench.runtime.project import CHART_BUNDLE_VARIABLE
 from tests.prefect_state import migrated_state, save_migrated_state
 
 if TYPE_CHECKING:
@@ -119,7 +120,7 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setenv("CRITIQUEBENCH_MYPY_CACHE", str(home / "mypy-cache"))
         # The report's chart library too (one bundle per worker, ~2.4 CPU-s): else each
         # test's CLI run bundles it again in the cache folder of its own temporary folder.
-        patch.setenv("CRITIQUEBENCH_CHART_BUNDLE_DIR", str(home / "chart-bundle"))
+        patch.setenv(CHART_BUNDLE_VARIABLE, str(home / "chart-bundle"))
         for name, value in PREFECT_DEFAULTS.items():
             if name not in os.environ:  # a setting the user chose wins, as in the CLI
                 patch.setenv(name, value)

@@ -10,13 +10,14 @@ import pytest
 import vl_convert
 
 from critiquebench.analysis.render import _charts
+from critiquebench.runtime.project import CHART_BUNDLE_VARIABLE
 
 
 @pytest.fixture
 def fresh_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty call-cache folder under ``tmp_path``, and no bundle held by this process."""
     monkeypatch.setenv("CRITIQUEBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv(_charts.BUNDLE_FOLDER_VARIABLE, raising=False)  # the session's
+    monkeypatch.delenv(CHART_BUNDLE_VARIABLE, raising=False)  # the session's
     _charts.vega_bundle.cache_clear()
     yield tmp_path / "cache"
     _charts.vega_bundle.cache_clear()
@@ -60,7 +61,7 @@ def test_a_cache_that_cannot_be_written_still_gives_the_bundle(
 def test_a_folder_named_for_the_bundle_is_used_instead_of_the_cache(
     fresh_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(_charts.BUNDLE_FOLDER_VARIABLE, str(tmp_path / "charts"))
+    monkeypatch.setenv(CHART_BUNDLE_VARIABLE, str(tmp_path / "charts"))
     monkeypatch.setattr(vl_convert, "javascript_bundle", lambda *args, **kwargs: "window.x = 1;")
     assert _charts.vega_bundle() == "window.x = 1;"
     assert _charts.bundle_path().parent == tmp_path / "charts"

@@ -23,7 +23,7 @@ from typing import Any
 import vl_convert
 
 from critiquebench.loop import HALT_REASONS
-from critiquebench.runtime.project import local_cache_dir
+from critiquebench.runtime.project import CHART_BUNDLE_VARIABLE, local_cache_dir
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -349,9 +349,6 @@ def vega_bundle() -> str:
     return bundle
 
 
-BUNDLE_FOLDER_VARIABLE = "CRITIQUEBENCH_CHART_BUNDLE_DIR"
-
-
 def bundle_path() -> Path:
     """Where ``vega_bundle`` keeps the bundle of the installed vl-convert and Vega-Lite:
     ``$CRITIQUEBENCH_CHART_BUNDLE_DIR`` if set, else the local cache folder
@@ -362,7 +359,7 @@ def bundle_path() -> Path:
     ``report`` that finds none bundles again (~2.4 CPU-s).
     """
     name = f"vega-bundle-{metadata.version('vl-convert-python')}-vl{VEGA_LITE}.js"
-    folder = os.environ.get(BUNDLE_FOLDER_VARIABLE)
+    folder = os.environ.get(CHART_BUNDLE_VARIABLE)
     return (Path(folder) if folder else local_cache_dir()) / name
 
 
